@@ -1,0 +1,42 @@
+# Third-party code: Asio (standalone) and doctest, both header-only and architecture-independent.
+# A cross compiler does not search the build machine's /usr/include (and must not: its other headers
+# are for the build machine), so when cross-compiling we expose just these headers through a folder of
+# symbolic links.
+find_package(Threads REQUIRED)
+
+function(deadbolt_find_header out header)
+  find_path(${out} ${header} PATHS /usr/include /usr/local/include NO_CMAKE_FIND_ROOT_PATH)
+  if(NOT ${out})
+    message(FATAL_ERROR "${header} not found: install ${ARGN}")
+  endif()
+endfunction()
+
+function(deadbolt_header_dir out)
+  if(NOT CMAKE_CROSSCOMPILING)
+    set(${out} ${ARGV1} PARENT_SCOPE)
+    return()
+  endif()
+  set(links ${CMAKE_BINARY_DIR}/third_party_include)
+  foreach(entry IN LISTS ARGN)
+    get_filename_component(name ${entry} NAME)
+    if(NOT EXISTS ${links}/${name})
+      file(MAKE_DIRECTORY ${links})
+      file(CREATE_LINK ${entry} ${links}/${name} SYMBOLIC)
+    endif()
+  endforeach()
+  set(${out} ${links} PARENT_SCOPE)
+endfunction()
+
+deadbolt_find_header(DEADBOLT_ASIO_DIR asio.hpp "Debian's libasio-dev")
+deadbolt_header_dir(asio_dir ${DEADBOLT_ASIO_DIR} ${DEADBOLT_ASIO_DIR}/asio.hpp ${DEADBOLT_ASIO_DIR}/asio)
+add_library(deadbolt_asio INTERFACE)
+target_include_directories(deadbolt_asio SYSTEM INTERFACE ${asio_dir})
+target_compile_definitions(deadbolt_asio INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED)
+target_link_libraries(deadbolt_asio INTERFACE Threads::Threads)
+
+if(DEADBOLT_BUILD_TESTS)
+  deadbolt_find_header(DEADBOLT_DOCTEST_DIR doctest/doctest.h "Debian's doctest-dev")
+  deadbolt_header_dir(doctest_dir ${DEADBOLT_DOCTEST_DIR} ${DEADBOLT_DOCTEST_DIR}/doctest)
+  add_library(deadbolt_doctest INTERFACE)
+  target_include_directories(deadbolt_doctest SYSTEM INTERFACE ${doctest_dir})
+endif()

@@ -1,0 +1,28 @@
+// The platform hooks: everything the portable core needs from the operating system. Portable code
+// includes this header, never a platform header. Each port provides one implementation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace deadbolt::port {
+
+/// Monotonic time in nanoseconds: timeouts, deadlines and elapsed time.
+std::int64_t monotonic_ns() noexcept;
+
+/// Wall-clock time in milliseconds since the Unix epoch. Redisson's fair lock and permit-expirable
+/// semaphore put client wall-clock deadlines into Redis, so this must agree with the Java peers' clocks.
+std::int64_t wall_clock_ms() noexcept;
+
+/// Fills `out` with `n` cryptographically random bytes (client UUIDs, unlock request ids).
+/// Returns false if the platform could not supply them.
+bool random_bytes(void* out, std::size_t n) noexcept;
+
+/// A number identifying the calling thread among the live threads of this process: the owner id of the
+/// blocking API, as Java's thread id is for Redisson.
+std::uint64_t thread_id() noexcept;
+
+/// Ends the process after printing `what`: what a throw becomes in builds without exceptions.
+[[noreturn]] void fatal(const char* what) noexcept;
+
+}  // namespace deadbolt::port

@@ -1,0 +1,2 @@
+# Linux on aarch64 (glibc): the POSIX hooks, cross-compiled.
+set(DEADBOLT_PORT_SOURCES ${CMAKE_CURRENT_LIST_DIR}/../posix/hooks.cpp)

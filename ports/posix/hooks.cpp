@@ -1,0 +1,51 @@
+// Hooks for Linux (glibc): the host port and the cross-compiled Linux ports share them.
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "deadbolt/port/hooks.hpp"
+
+namespace deadbolt::port {
+namespace {
+
+std::int64_t read_clock(clockid_t id) noexcept {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+std::int64_t monotonic_ns() noexcept { return read_clock(CLOCK_MONOTONIC); }
+
+std::int64_t wall_clock_ms() noexcept { return read_clock(CLOCK_REALTIME) / 1'000'000; }
+
+bool random_bytes(void* out, std::size_t n) noexcept {
+  auto* p = static_cast<unsigned char*>(out);
+  while (n > 0) {
+    const ssize_t got = getrandom(p, n, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+std::uint64_t thread_id() noexcept {
+  thread_local const auto id = static_cast<std::uint64_t>(syscall(SYS_gettid));
+  return id;
+}
+
+void fatal(const char* what) noexcept {
+  std::fprintf(stderr, "deadbolt: fatal: %s\n", what);
+  std::abort();
+}
+
+}  // namespace deadbolt::port

@@ -1,0 +1,51 @@
+#include <doctest/doctest.h>
+
+#include <array>
+#include <chrono>
+#include <set>
+#include <system_error>
+#include <thread>
+
+#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/hooks.hpp"
+
+namespace port = deadbolt::port;
+
+TEST_CASE("monotonic clock never goes back and advances across a sleep") {
+  const auto a = port::monotonic_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const auto b = port::monotonic_ns();
+  CHECK(b - a >= 2'000'000);
+}
+
+TEST_CASE("wall clock is epoch milliseconds") {
+  const auto now = port::wall_clock_ms();
+  CHECK(now > 1'600'000'000'000);   // after 2020
+  CHECK(now < 4'102'444'800'000);   // before 2100
+}
+
+TEST_CASE("random bytes differ between calls") {
+  std::array<unsigned char, 16> a{}, b{};
+  REQUIRE(port::random_bytes(a.data(), a.size()));
+  REQUIRE(port::random_bytes(b.data(), b.size()));
+  CHECK(a != b);
+}
+
+TEST_CASE("thread ids are stable within a thread and differ across threads") {
+  const auto mine = port::thread_id();
+  CHECK(port::thread_id() == mine);
+  std::uint64_t other = 0;
+  std::thread t([&] { other = port::thread_id(); });
+  t.join();
+  CHECK(other != 0);
+  CHECK(other != mine);
+}
+
+TEST_CASE("asio runs a timer through the port's asio header (also without exceptions)") {
+  asio::io_context io;
+  asio::steady_timer timer(io, std::chrono::milliseconds(1));
+  std::error_code result = asio::error::operation_aborted;
+  timer.async_wait([&](std::error_code ec) { result = ec; });
+  io.run();
+  CHECK_FALSE(result);
+}
