@@ -39,4 +39,8 @@ if(DEADBOLT_BUILD_TESTS)
   deadbolt_header_dir(doctest_dir ${DEADBOLT_DOCTEST_DIR} ${DEADBOLT_DOCTEST_DIR}/doctest)
   add_library(deadbolt_doctest INTERFACE)
   target_include_directories(deadbolt_doctest SYSTEM INTERFACE ${doctest_dir})
+  if(DEADBOLT_NO_EXCEPTIONS)
+    # REQUIRE ends the test program instead of throwing.
+    target_compile_definitions(deadbolt_doctest INTERFACE DOCTEST_CONFIG_NO_EXCEPTIONS_BUT_WITH_ALL_ASSERTS)
+  endif()
 endif()

@@ -1,0 +1,58 @@
+# Helpers for bench/run (sourced). Benchmarks print progress to stderr and end stdout with their summary.
+
+die() {
+  echo "bench: $*" >&2
+  exit 1
+}
+
+# start_redis: starts a throwaway redis-server on a free loopback port, without persistence, and
+# exports REDIS_PORT. The server and its directory go away when the script exits.
+start_redis() {
+  command -v redis-server >/dev/null || die "redis-server not found: install Debian's redis-server"
+  REDIS_DIR=$(mktemp -d)
+  trap stop_redis EXIT
+  local attempt port
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+    port=$((20000 + RANDOM % 40000))
+    # Taken if something answers there; redis-server would also refuse to start on it.
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
+    redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+      --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" &
+    REDIS_PID=$!
+    if wait_for_redis "$port"; then
+      export REDIS_PORT=$port
+      echo "bench: redis-server on 127.0.0.1:$port (pid $REDIS_PID)" >&2
+      return 0
+    fi
+    stop_redis_process
+  done
+  cat "$REDIS_DIR/redis.log" >&2 2>/dev/null
+  die "could not start redis-server"
+}
+
+# Waits until the server answers PING, or gives up after ~5 s or when it has exited.
+wait_for_redis() {
+  local i
+  for i in $(seq 50); do
+    kill -0 "$REDIS_PID" 2>/dev/null || return 1
+    [[ $(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null) == PONG ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+stop_redis_process() {
+  if [[ -n ${REDIS_PID:-} ]]; then
+    kill "$REDIS_PID" 2>/dev/null || true
+    wait "$REDIS_PID" 2>/dev/null || true
+    REDIS_PID=
+  fi
+}
+
+stop_redis() {
+  stop_redis_process
+  if [[ -n ${REDIS_DIR:-} ]]; then
+    rm -rf "$REDIS_DIR"
+    REDIS_DIR=
+  fi
+}
