@@ -42,6 +42,17 @@ bool parse_int64(std::string_view s, std::int64_t& out) noexcept {
     i = 1;
     if (s.size() == 1) return false;
   }
+  // Up to 18 digits cannot overflow: skip the per-digit bound check (a division) on this common path.
+  if (s.size() - i <= 18) {
+    std::int64_t value = 0;
+    for (; i < s.size(); ++i) {
+      const unsigned digit = static_cast<unsigned char>(s[i]) - '0';
+      if (digit > 9) return false;
+      value = value * 10 + static_cast<std::int64_t>(digit);
+    }
+    out = negative ? -value : value;
+    return true;
+  }
   // Accumulate as a negative number so that INT64_MIN is representable.
   std::int64_t value = 0;
   constexpr std::int64_t min = std::numeric_limits<std::int64_t>::min();
