@@ -47,3 +47,9 @@ TEST_CASE("encoding appends, and a reused buffer keeps its capacity") {
   CHECK(out == "*1\r\n$4\r\nPING\r\n");
   CHECK(out.data() == data);
 }
+
+TEST_CASE("an argument can be written from pieces") {
+  std::string out;
+  encoder(out).bulk_concat({"6e3814a1", ":", "42"});
+  CHECK(out == "$11\r\n6e3814a1:42\r\n");
+}

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -23,6 +24,16 @@ class encoder {
   encoder& bulk(std::string_view s) {
     header('$', s.size());
     out_.append(s.data(), s.size());
+    out_.append("\r\n", 2);
+    return *this;
+  }
+
+  /// One argument made of several pieces, without building it first: `$<total>\r\n<a><b>...\r\n`.
+  encoder& bulk_concat(std::initializer_list<std::string_view> parts) {
+    std::size_t total = 0;
+    for (auto p : parts) total += p.size();
+    header('$', total);
+    for (auto p : parts) out_.append(p.data(), p.size());
     out_.append("\r\n", 2);
     return *this;
   }

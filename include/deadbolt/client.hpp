@@ -1,0 +1,63 @@
+// The asynchronous client: one executor runs everything (the command connection, the subscriber
+// connection shared by all waiters, the watchdog timer). Run its io_context on one thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "deadbolt/config.hpp"
+#include "deadbolt/detail/async.hpp"
+#include "deadbolt/detail/engine.hpp"
+#include "deadbolt/error.hpp"
+#include "deadbolt/reentrant_lock.hpp"
+
+namespace deadbolt {
+
+class client {
+ public:
+  using executor_type = asio::any_io_executor;
+
+  /// Builds the client; nothing is sent until the first operation (or async_connect). A bad config
+  /// is reported by config_error() and by every operation.
+  client(executor_type ex, const config& cfg = {})
+      : executor_(std::move(ex)), core_(detail::make_client_core(executor_, cfg)) {}
+  /// Closes the connections; operations still running complete with errc::shutting_down.
+  ~client() {
+    if (core_) asio::dispatch(executor_, [core = core_] { detail::shutdown(*core); });
+  }
+  client(const client&) = delete;
+  client& operator=(const client&) = delete;
+
+  executor_type get_executor() const noexcept { return executor_; }
+  std::error_code config_error() const { return detail::config_error(*core_); }
+  /// This client's UUID: the first half of every owner field it writes.
+  const std::string& id() const { return detail::client_id(*core_); }
+
+  /// Completes once the command connection is up (or fails after config::connect_timeout).
+  /// Signature: void(std::error_code).
+  template <typename Token>
+  auto async_connect(Token&& token) {
+    return detail::async_run<detail::result_void>(core_, executor_, std::forward<Token>(token),
+                                                  [](auto& core, auto& c) { return detail::start_connect(core, c); });
+  }
+
+  /// A reentrant lock (Redisson RLock) named `name`.
+  reentrant_lock lock(std::string_view name) const { return reentrant_lock(core_, executor_, name); }
+
+  /// Called on the client's executor whenever a held lock's lease is found lost: renewal found the
+  /// lock gone, or the server could not be reached for a whole lease.
+  void on_lease_lost(detail::lease_lost_handler handler) {
+    asio::dispatch(executor_, [core = core_, h = std::move(handler)]() mutable {
+      detail::set_lease_lost_handler(*core, std::move(h));
+    });
+  }
+
+ private:
+  executor_type executor_;
+  std::shared_ptr<detail::client_core> core_;
+};
+
+}  // namespace deadbolt

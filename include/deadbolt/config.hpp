@@ -1,0 +1,62 @@
+// Client configuration and the server URL.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "deadbolt/resp/limits.hpp"
+
+namespace deadbolt {
+
+/// Where the server is and how to log in, parsed from a URL:
+///   redis://[user[:password]@]host[:port][/db]     (host may be [ipv6])
+///   unix://[user[:password]@]/path/to/socket[?db=N]
+/// User and password may be percent-encoded. A password without a user logs in as "default".
+struct endpoint {
+  enum class transport { tcp, unix_socket };
+  transport kind = transport::tcp;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6379;
+  std::string path;  ///< unix socket path
+  std::string user;
+  std::string password;
+  int database = 0;
+
+  /// "host:port" or the socket path, for messages.
+  std::string describe() const;
+};
+
+/// Parses `url` into `out`; errc::invalid_url if it is not one of the forms above.
+std::error_code parse_url(std::string_view url, endpoint& out);
+
+struct config {
+  /// The server; see endpoint.
+  std::string url = "redis://127.0.0.1:6379";
+  /// Sent with CLIENT SETNAME (HELLO ... SETNAME) so the connections are recognisable.
+  std::string client_name = "deadbolt";
+
+  std::chrono::milliseconds connect_timeout{5000};
+  /// How long a request may wait for its reply (or for a connection) before it fails.
+  std::chrono::milliseconds command_timeout{3000};
+  /// The lease used when none is given; the watchdog renews such locks every third of it.
+  std::chrono::milliseconds watchdog_timeout{30000};
+  /// Reconnect backoff: starts at the minimum, doubles up to the maximum, with jitter.
+  std::chrono::milliseconds reconnect_min{50};
+  std::chrono::milliseconds reconnect_max{2000};
+
+  /// Fixed capacities, allocated once when the client is built. A full table is an error code.
+  std::size_t max_channels = 256;    ///< distinct channels subscribed at once
+  std::size_t max_waiters = 256;     ///< callers waiting for a lock at once
+  std::size_t max_held_locks = 1024; ///< locks held under the watchdog at once
+  /// Bounds on replies; the read buffer is sized from max_bulk_length.
+  resp::limits reply_limits{};
+
+  /// Checks ranges and the URL; fills `ep` with the parsed endpoint.
+  std::error_code validate(endpoint& ep) const;
+};
+
+}  // namespace deadbolt

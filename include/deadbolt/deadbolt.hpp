@@ -1,0 +1,7 @@
+// deadbolt: Redisson-compatible distributed locks on Redis. The umbrella header.
+#pragma once
+
+#include "deadbolt/client.hpp"
+#include "deadbolt/config.hpp"
+#include "deadbolt/error.hpp"
+#include "deadbolt/reentrant_lock.hpp"

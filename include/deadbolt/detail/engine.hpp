@@ -1,0 +1,50 @@
+// The engine's entry points behind the public lock objects. They run on the client's executor and
+// report through a completion; they are not meant to be called directly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "deadbolt/config.hpp"
+#include "deadbolt/detail/async.hpp"
+
+namespace deadbolt::detail {
+
+/// The Redis names one reentrant lock uses (PROTOCOL.md §2), built once per lock object.
+struct lock_names {
+  std::string name;          ///< the lock hash: the bare name
+  std::string channel;       ///< redisson_lock__channel:{name}
+  std::string latch_prefix;  ///< redisson_unlock_latch:{name}
+};
+std::shared_ptr<const lock_names> make_lock_names(std::string_view name);
+
+/// Creates the engine; errors in `cfg` are kept and reported by every operation.
+std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg);
+/// Stops the connections; running operations complete with errc::shutting_down.
+void shutdown(client_core& core);
+std::error_code config_error(const client_core& core);
+const std::string& client_id(const client_core& core);
+
+using lease_lost_handler = std::function<void(std::string_view lock_name, std::int64_t owner)>;
+/// Called on the client's executor when a held lock's lease is found lost.
+void set_lease_lost_handler(client_core& core, lease_lost_handler handler);
+
+op_ref start_connect(client_core& core, completion& done);
+
+/// wait_ms: < 0 waits forever, 0 does not wait. lease_ms: 0 means the watchdog lease.
+/// Completes with value 1 if acquired, 0 if the wait ran out.
+op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+                     std::int64_t wait_ms, std::int64_t lease_ms, completion& done);
+/// Completes with value 1 when fully released, 0 when still held (reentrant).
+op_ref start_unlock(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+                    completion& done);
+
+enum class lock_query { force_unlock, is_locked, is_held_by, hold_count, remaining_ttl, lease_lost };
+op_ref start_query(client_core& core, const std::shared_ptr<const lock_names>& names, lock_query q,
+                   std::int64_t owner, completion& done);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,39 @@
+// deadbolt's error codes. Every operation reports a std::error_code: one of these, a RESP decoding
+// error (deadbolt::resp::error), a system/Asio error from the transport, or asio::error::operation_aborted
+// when an operation was cancelled.
+#pragma once
+
+#include <system_error>
+
+namespace deadbolt {
+
+enum class errc {
+  ok = 0,
+  invalid_config = 1,   ///< a config value is out of range
+  invalid_url,          ///< the server URL cannot be parsed
+  not_connected,        ///< no connection to the server could be made before the request's deadline
+  timed_out,            ///< the server did not answer within command_timeout
+  outcome_unknown,      ///< the connection broke after the request was sent: it may or may not have run
+  not_owner,            ///< unlock or renew by someone who does not hold the lock
+  lease_lost,           ///< the lock is no longer ours (expired, deleted or taken over)
+  waiter_table_full,    ///< config::max_waiters callers are already waiting
+  channel_table_full,   ///< config::max_channels channels are already subscribed
+  held_table_full,      ///< config::max_held_locks locks are already renewed by the watchdog
+  auth_failed,          ///< the server rejected the user name or password
+  permission_denied,    ///< the ACL user may not run a command the lock needs (NOPERM)
+  wrong_type,           ///< the lock's key holds a value of another type (WRONGTYPE)
+  server_error,         ///< any other error reply from the server
+  protocol_error,       ///< a reply of an unexpected shape
+  shutting_down,        ///< the client is being destroyed
+};
+
+const std::error_category& deadbolt_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), deadbolt_category()};
+}
+
+}  // namespace deadbolt
+
+template <>
+struct std::is_error_code_enum<deadbolt::errc> : std::true_type {};

@@ -1,0 +1,147 @@
+#include "deadbolt/config.hpp"
+
+#include <charconv>
+
+#include "deadbolt/error.hpp"
+
+namespace deadbolt {
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool percent_decode(std::string_view in, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out += in[i];
+      continue;
+    }
+    if (i + 2 >= in.size()) return false;
+    const int hi = hex_value(in[i + 1]), lo = hex_value(in[i + 2]);
+    if (hi < 0 || lo < 0) return false;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return true;
+}
+
+template <typename Int>
+bool parse_number(std::string_view s, Int& out) {
+  if (s.empty()) return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool parse_credentials(std::string_view userinfo, endpoint& out) {
+  const auto colon = userinfo.find(':');
+  if (colon == std::string_view::npos) {
+    return percent_decode(userinfo, out.user);
+  }
+  if (!percent_decode(userinfo.substr(0, colon), out.user)) return false;
+  if (!percent_decode(userinfo.substr(colon + 1), out.password)) return false;
+  if (out.user.empty() && !out.password.empty()) out.user = "default";
+  return true;
+}
+
+bool parse_host_port(std::string_view hp, endpoint& out) {
+  std::string_view host = hp, port;
+  if (!hp.empty() && hp[0] == '[') {
+    const auto close = hp.find(']');
+    if (close == std::string_view::npos) return false;
+    host = hp.substr(1, close - 1);
+    const auto rest = hp.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest[0] != ':') return false;
+      port = rest.substr(1);
+      if (port.empty()) return false;
+    }
+  } else if (const auto colon = hp.rfind(':'); colon != std::string_view::npos) {
+    host = hp.substr(0, colon);
+    port = hp.substr(colon + 1);
+    if (port.empty()) return false;
+  }
+  if (host.empty() || host.find_first_of("/?#@[] ") != std::string_view::npos) return false;
+  out.host = std::string(host);
+  if (!port.empty()) {
+    unsigned value = 0;
+    if (!parse_number(port, value) || value == 0 || value > 65535) return false;
+    out.port = static_cast<std::uint16_t>(value);
+  }
+  return true;
+}
+
+bool parse_database(std::string_view s, endpoint& out) {
+  if (s.empty()) return true;
+  return parse_number(s, out.database) && out.database >= 0;
+}
+
+}  // namespace
+
+std::string endpoint::describe() const {
+  if (kind == transport::unix_socket) return path;
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+std::error_code parse_url(std::string_view url, endpoint& out) {
+  endpoint ep;
+  const auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return errc::invalid_url;
+  const auto scheme = url.substr(0, scheme_end);
+  std::string_view rest = url.substr(scheme_end + 3);
+
+  if (scheme == "unix") {
+    ep.kind = endpoint::transport::unix_socket;
+    if (const auto at = rest.find('@'); at != std::string_view::npos && rest.find('/') > at) {
+      if (!parse_credentials(rest.substr(0, at), ep)) return errc::invalid_url;
+      rest.remove_prefix(at + 1);
+    }
+    std::string_view query;
+    if (const auto q = rest.find('?'); q != std::string_view::npos) {
+      query = rest.substr(q + 1);
+      rest = rest.substr(0, q);
+    }
+    if (rest.size() < 2 || rest[0] != '/') return errc::invalid_url;
+    ep.path = std::string(rest);
+    if (!query.empty()) {
+      if (query.substr(0, 3) != "db=" || query.size() == 3 || !parse_database(query.substr(3), ep)) {
+        return errc::invalid_url;
+      }
+    }
+    out = std::move(ep);
+    return {};
+  }
+  if (scheme != "redis") return errc::invalid_url;  // rediss:// (TLS) is not built yet
+
+  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
+    if (!parse_credentials(rest.substr(0, at), ep)) return errc::invalid_url;
+    rest.remove_prefix(at + 1);
+  }
+  std::string_view db;
+  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
+    db = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+  }
+  if (!parse_host_port(rest, ep) || !parse_database(db, ep)) return errc::invalid_url;
+  out = std::move(ep);
+  return {};
+}
+
+std::error_code config::validate(endpoint& ep) const {
+  if (auto ec = parse_url(url, ep)) return ec;
+  using std::chrono::milliseconds;
+  const bool ok = connect_timeout > milliseconds(0) && command_timeout > milliseconds(0) &&
+                  watchdog_timeout >= milliseconds(30) && reconnect_min > milliseconds(0) &&
+                  reconnect_max >= reconnect_min && max_channels > 0 && max_waiters > 0 &&
+                  max_held_locks > 0 && reply_limits.max_bulk_length >= 512 &&
+                  reply_limits.max_depth >= 2 && reply_limits.max_elements >= 16 &&
+                  client_name.find_first_of(" \r\n") == std::string::npos;
+  return ok ? std::error_code() : make_error_code(errc::invalid_config);
+}
+
+}  // namespace deadbolt

@@ -1,0 +1,276 @@
+#include "detail/client_core.hpp"
+
+#include "deadbolt/error.hpp"
+#include "deadbolt/port/hooks.hpp"
+#include "detail/ids.hpp"
+#include "detail/keys.hpp"
+#include "detail/script_call.hpp"
+#include "scripts.hpp"
+
+namespace deadbolt::detail {
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+std::error_code server_error_code(std::string_view text) {
+  auto starts = [&](std::string_view p) { return text.substr(0, p.size()) == p; };
+  if (starts("WRONGTYPE")) return errc::wrong_type;
+  if (starts("NOPERM")) return errc::permission_denied;
+  if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
+  return errc::server_error;
+}
+
+void scalar_reply::take(const resp::node& n) {
+  if (n.depth != 0) return;
+  switch (n.type) {
+    case resp::type::null: what = kind::nil; break;
+    case resp::type::integer:
+    case resp::type::blob_string:
+    case resp::type::simple_string:
+      what = parse_int(n.value, value) ? kind::integer : kind::unexpected;
+      break;
+    case resp::type::boolean:
+      what = kind::integer;
+      value = n.value == "t" ? 1 : 0;
+      break;
+    case resp::type::simple_error:
+    case resp::type::blob_error:
+      what = kind::error;
+      error = server_error_code(n.value);
+      break;
+    default: what = kind::unexpected; break;
+  }
+}
+
+// ---- fire-and-forget commands ----------------------------------------------------------------
+
+class fire_and_forget final : public request {
+ public:
+  explicit fire_and_forget(client_core& core) : core_(core) { key_.reserve(96); }
+  void prepare(std::string_view verb, std::string_view key) {
+    verb_ = verb;
+    key_.assign(key);
+  }
+  void encode(resp::encoder& e) override { e.command(verb_, key_); }
+  void on_node(const resp::node&) override {}
+  void on_done(std::error_code) override { core_.forgotten.give_back(this); }
+
+ private:
+  client_core& core_;
+  std::string_view verb_;
+  std::string key_;
+};
+
+// ---- watchdog renewal --------------------------------------------------------------------------
+
+class renew_batch final : public request {
+ public:
+  static constexpr std::size_t max_keys = 100;  // Redisson's lockWatchdogBatchSize
+
+  explicit renew_batch(client_core& core) : core_(core) {}
+  void clear() { size_ = 0; }
+  bool full() const { return size_ == max_keys; }
+  bool empty() const { return size_ == 0; }
+  void add(std::uint32_t hold_index) {
+    index_[size_] = hold_index;
+    generation_[size_] = core_.holds[hold_index].generation;
+    ++size_;
+  }
+  void send() {
+    runs_script = true;
+    send_script_body = false;
+    sent_ns_ = port::monotonic_ns();
+    replies_ = 0;
+    lease_.set(core_.watchdog_ms());
+    core_.submit(*this);
+  }
+
+  void encode(resp::encoder& e) override {
+    begin_script(e, *this, scripts::lock_renew, size_, 1 + size_);
+    for (std::size_t i = 0; i < size_; ++i) e.bulk(core_.holds[index_[i]].name);
+    e.bulk(lease_.view());
+    for (std::size_t i = 0; i < size_; ++i) {
+      const decimal owner(core_.holds[index_[i]].owner);
+      e.bulk_concat({core_.id, ":", owner.view()});
+    }
+  }
+  void on_node(const resp::node& n) override {
+    if (n.depth == 1 && n.type == resp::type::integer && replies_ < size_) {
+      flags_[replies_++] = n.value == "1";
+    }
+  }
+  void on_done(std::error_code ec) override {
+    // A failed batch changes nothing: the next tick retries, and a lease not confirmed for its whole
+    // length is declared lost by the tick itself.
+    if (!ec) {
+      for (std::size_t i = 0; i < replies_; ++i) {
+        hold& h = core_.holds[index_[i]];
+        if (!h.in_use || h.generation != generation_[i] || h.lost) continue;  // unlocked meanwhile
+        if (flags_[i]) {
+          h.confirmed_ns = sent_ns_;
+        } else {
+          core_.lease_lost(index_[i]);
+        }
+      }
+    }
+    core_.renew_batches.give_back(this);
+  }
+
+ private:
+  client_core& core_;
+  std::uint32_t index_[max_keys] = {};
+  std::uint32_t generation_[max_keys] = {};
+  bool flags_[max_keys] = {};
+  std::size_t size_ = 0;
+  std::size_t replies_ = 0;
+  std::int64_t sent_ns_ = 0;
+  decimal lease_;
+};
+
+// ---- the core ----------------------------------------------------------------------------------
+
+client_core::client_core(const asio::any_io_executor& ex, const config& c)
+    : executor(ex),
+      cfg(c),
+      config_error(c.validate(ep)),
+      id(random_uuid()),
+      holds(config_error ? 1 : c.max_held_locks),
+      renewal_timer(ex) {
+  if (config_error) return;
+  commands = std::make_shared<connection>(ex, ep, cfg, connection::role::command);
+}
+
+client_core::~client_core() {
+  if (commands) commands->stop();
+  if (subs) subs->stop();
+}
+
+std::int64_t client_core::latch_ttl_ms() const {
+  // Long enough for every retry of one unlock (Redisson: (timeout + retry delay) * attempts).
+  return cfg.command_timeout.count() * 4 + 1000;
+}
+
+void client_core::submit(request& r) {
+  if (stopped || !commands) {
+    const std::error_code ec = stopped ? errc::shutting_down : config_error;
+    asio::post(executor, [self = shared_from_this(), &r, ec] { r.on_done(ec); });
+    return;
+  }
+  if (!started_) {
+    started_ = true;
+    commands->start();
+  }
+  commands->submit(r);
+}
+
+void client_core::complete_later(completion& done, std::error_code ec, std::int64_t value) {
+  asio::post(executor, [self = shared_from_this(), &done, ec, value] { done.complete(ec, value); });
+}
+
+void client_core::send_and_forget(std::string_view verb, std::string_view key) {
+  fire_and_forget* f = forgotten.take(*this);
+  f->prepare(verb, key);
+  submit(*f);
+}
+
+subscriber& client_core::subscriptions() {
+  if (!subs) subs = std::make_shared<subscriber>(executor, ep, cfg);
+  return *subs;
+}
+
+std::uint32_t client_core::record_acquired(std::string_view name, std::int64_t owner, std::int64_t lease_ms,
+                                           std::int64_t confirmed_ns) {
+  const std::uint32_t i = holds.find_or_insert(name, owner);
+  if (i == hold_table::none) return i;
+  hold& h = holds[i];
+  if (h.lost) {  // a stale hold whose lease was lost: this is a fresh acquisition
+    h.count = 0;
+    h.watchdog = false;
+    h.lost = false;
+  }
+  ++h.count;
+  const bool watchdog = lease_ms <= 0;
+  h.lease_ms = watchdog ? watchdog_ms() : lease_ms;
+  h.watchdog = h.watchdog || watchdog;
+  h.confirmed_ns = confirmed_ns;
+  if (h.watchdog) arm_renewal();
+  return i;
+}
+
+void client_core::lease_lost(std::uint32_t index) {
+  hold& h = holds[index];
+  if (h.lost) return;
+  h.lost = true;
+  // The entry stays (marked lost) until its owner unlocks, so the owner can still ask.
+  if (on_lost) on_lost(h.name, h.owner);
+}
+
+void client_core::arm_renewal() {
+  if (renewal_armed || stopped) return;
+  renewal_armed = true;
+  renewal_timer.expires_after(cfg.watchdog_timeout / 3);
+  renewal_timer.async_wait([self = shared_from_this()](std::error_code ec) {
+    if (ec || self->stopped) return;
+    self->renewal_armed = false;
+    self->renew();
+  });
+}
+
+void client_core::renew() {
+  const std::int64_t now = port::monotonic_ns();
+  const std::int64_t lease_ns = watchdog_ms() * 1'000'000;
+  renew_batch* batch = nullptr;
+  bool any = false;
+  for (std::uint32_t i = 0; i < holds.capacity(); ++i) {
+    const hold& h = holds[i];
+    if (!h.in_use || !h.watchdog || h.lost) continue;
+    if (now - h.confirmed_ns >= lease_ns) {
+      lease_lost(i);  // not confirmed for a whole lease: it has expired on the server
+      continue;
+    }
+    any = true;
+    if (batch == nullptr) {
+      batch = renew_batches.take(*this);
+      batch->clear();
+    }
+    batch->add(i);
+    if (batch->full()) {
+      batch->send();
+      batch = nullptr;
+    }
+  }
+  if (batch != nullptr) batch->send();
+  if (any) arm_renewal();
+}
+
+// ---- entry points --------------------------------------------------------------------------------
+
+std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg) {
+  return std::make_shared<client_core>(ex, cfg);
+}
+
+void shutdown(client_core& core) {
+  if (core.stopped) return;
+  core.stopped = true;
+  core.renewal_timer.cancel();
+  if (core.subs) core.subs->stop();
+  if (core.commands) core.commands->stop();
+}
+
+std::error_code config_error(const client_core& core) { return core.config_error; }
+const std::string& client_id(const client_core& core) { return core.id; }
+void set_lease_lost_handler(client_core& core, lease_lost_handler handler) { core.on_lost = std::move(handler); }
+
+void cancel_operation(client_core&, op_ref ref) {
+  auto* op = static_cast<operation*>(ref.op);
+  if (op != nullptr && op->generation == ref.generation) op->cancel();
+}
+
+std::shared_ptr<const lock_names> make_lock_names(std::string_view name) {
+  auto names = std::make_shared<lock_names>();
+  names->name = std::string(name);
+  names->channel = lock_channel(name);
+  names->latch_prefix = unlock_latch_prefix(name);
+  return names;
+}
+
+}  // namespace deadbolt::detail

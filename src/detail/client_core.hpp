@@ -1,0 +1,89 @@
+// The engine behind deadbolt::client: configuration, the command connection, the subscriber, the
+// held-lock table and the watchdog. Everything here runs on the client's executor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "deadbolt/config.hpp"
+#include "deadbolt/detail/engine.hpp"
+#include "deadbolt/port/asio.hpp"
+#include "detail/connection.hpp"
+#include "detail/holds.hpp"
+#include "detail/op_pool.hpp"
+#include "detail/subscriber.hpp"
+
+namespace deadbolt::detail {
+
+/// Base of every engine operation: lets cancel_operation find it safely.
+class operation {
+ public:
+  virtual void cancel() = 0;
+  std::uint64_t generation = 0;
+  op_ref ref() { return {this, generation}; }
+
+ protected:
+  ~operation() = default;
+};
+
+class acquire_op;
+class unlock_op;
+class query_op;
+class renew_batch;
+class fire_and_forget;
+
+class client_core : public std::enable_shared_from_this<client_core> {
+ public:
+  client_core(const asio::any_io_executor& ex, const config& cfg);
+  ~client_core();
+
+  /// Sends a request on the command connection (connecting first if needed).
+  void submit(request& r);
+  /// Completes `done` later (never inside the caller), on the executor.
+  void complete_later(completion& done, std::error_code ec, std::int64_t value = 0);
+  /// Fire-and-forget command (e.g. the unlock latch DEL); errors are ignored.
+  void send_and_forget(std::string_view verb, std::string_view key);
+  subscriber& subscriptions();
+
+  /// Registers a successful acquisition; none if the table is full.
+  std::uint32_t record_acquired(std::string_view name, std::int64_t owner, std::int64_t lease_ms,
+                                std::int64_t confirmed_ns);
+  void lease_lost(std::uint32_t hold_index);
+  void arm_renewal();
+  void renew();
+
+  std::int64_t watchdog_ms() const { return cfg.watchdog_timeout.count(); }
+  std::int64_t latch_ttl_ms() const;
+
+  asio::any_io_executor executor;
+  config cfg;
+  endpoint ep;
+  std::error_code config_error;
+  std::string id;                  ///< client UUID
+  std::string_view publish_command = "publish";
+  bool stopped = false;
+
+  std::shared_ptr<connection> commands;
+  std::shared_ptr<subscriber> subs;
+  hold_table holds;
+  lease_lost_handler on_lost;
+
+  asio::steady_timer renewal_timer;
+  bool renewal_armed = false;
+
+  op_pool<acquire_op> acquire_ops;
+  op_pool<unlock_op> unlock_ops;
+  op_pool<query_op> query_ops;
+  op_pool<renew_batch> renew_batches;
+  op_pool<fire_and_forget> forgotten;
+
+ private:
+  bool started_ = false;
+};
+
+/// Maps an error reply's text to an error code.
+std::error_code server_error_code(std::string_view text);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,50 @@
+// The locks this client holds, keyed by (lock name, owner id): our view of each hold count, the lease
+// to restore on reentrant unlock, whether the watchdog renews it and whether its lease was lost.
+// Capacity is fixed at construction (config::max_held_locks); inserting into a full table fails.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace deadbolt::detail {
+
+struct hold {
+  std::string name;
+  std::int64_t owner = 0;
+  std::int64_t count = 0;       ///< our hold count as the server last confirmed it
+  std::int64_t lease_ms = 0;    ///< Redisson's internalLockLeaseTime for this hold
+  bool watchdog = false;        ///< renewed every watchdog_timeout / 3
+  bool lost = false;            ///< the lease lapsed or the lock was taken away
+  std::int64_t confirmed_ns = 0;  ///< when the server last confirmed the lease (monotonic)
+  std::uint32_t generation = 0;   ///< bumps when the slot is released: stale replies are ignored
+  bool in_use = false;
+};
+
+class hold_table {
+ public:
+  static constexpr std::uint32_t none = 0xffffffffu;
+
+  explicit hold_table(std::size_t capacity);
+
+  std::uint32_t find(std::string_view name, std::int64_t owner) const;
+  /// Finds or inserts; none when the table is full.
+  std::uint32_t find_or_insert(std::string_view name, std::int64_t owner);
+  void release(std::uint32_t index);
+
+  hold& operator[](std::uint32_t i) { return entries_[i]; }
+  const hold& operator[](std::uint32_t i) const { return entries_[i]; }
+  std::uint32_t capacity() const { return static_cast<std::uint32_t>(entries_.size()); }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::size_t bucket_of(std::string_view name, std::int64_t owner) const;
+
+  std::vector<hold> entries_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> buckets_;  // open addressing, linear probing, backward-shift deletion
+  std::size_t size_ = 0;
+};
+
+}  // namespace deadbolt::detail

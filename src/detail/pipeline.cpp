@@ -1,0 +1,149 @@
+#include "detail/pipeline.hpp"
+
+#include <algorithm>
+
+#include "deadbolt/error.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+bool is_noscript(const resp::node& n) {
+  return n.depth == 0 && resp::is_error(n.type) && n.value.substr(0, 8) == "NOSCRIPT";
+}
+
+}  // namespace
+
+pipeline::pipeline(const resp::limits& limits) : decoder_(limits) {}
+
+pipeline::~pipeline() { fail_all(errc::shutting_down); }
+
+void pipeline::encode_into(std::string& out, request& r) {
+  const std::size_t before = out.size();
+  resp::encoder e(out);
+  r.encode(e);
+  r.encoded_size = out.size() - before;
+}
+
+void pipeline::submit(request& r, std::int64_t deadline_ns) {
+  r.deadline_ns = deadline_ns;
+  r.reply_is_noscript = false;
+  encode_into(out_, r);
+  queued_.push_back(r);
+}
+
+void pipeline::submit_handshake(request& r, std::int64_t deadline_ns) {
+  r.deadline_ns = deadline_ns;
+  r.reply_is_noscript = false;
+  encode_into(handshake_out_, r);
+  handshake_queued_.push_back(r);
+}
+
+const std::string& pipeline::take_output() {
+  writing_buffer_.clear();
+  if (!handshake_out_.empty()) {
+    writing_buffer_.swap(handshake_out_);
+    sent_.splice_back(handshake_queued_);
+  } else {
+    writing_buffer_.swap(out_);
+    (all_pushes_ ? unanswered_ : sent_).splice_back(queued_);
+  }
+  writing_ = true;
+  return writing_buffer_;
+}
+
+void pipeline::write_done() {
+  writing_ = false;
+  request_queue written;
+  written.splice_back(unanswered_);
+  while (request* r = written.pop_front()) r->on_done({});
+}
+
+std::error_code pipeline::on_input(resp::read_buffer& in) {
+  interrupted_ = false;
+  while (!interrupted_) {
+    const resp::parse_result r = decoder_.next(in.unread());
+    if (r.what == resp::parse_result::kind::need_more) return {};
+    if (r.what == resp::parse_result::kind::error) return r.error;
+    in.consume(r.consumed);  // r.node's strings stay valid: consume() moves no bytes
+    if (auto ec = route(r.node, r.end_of_reply)) return ec;
+  }
+  return {};
+}
+
+std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
+  if (n.depth == 0) {
+    in_push_ = push_ != nullptr && (all_pushes_ || n.type == resp::type::push);
+  }
+  if (in_push_) {
+    push_->on_push_node(n, end_of_reply);
+    return {};
+  }
+  request* r = sent_.front();
+  if (r == nullptr) return errc::protocol_error;  // a reply nobody asked for: the stream is out of step
+  if (n.depth == 0 && r->runs_script && !r->send_script_body && is_noscript(n)) {
+    r->reply_is_noscript = true;
+  }
+  if (!r->reply_is_noscript) r->on_node(n);
+  if (!end_of_reply) return {};
+  sent_.pop_front();
+  if (r->reply_is_noscript) {
+    // The script did not run: send it again with its body.
+    r->send_script_body = true;
+    submit(*r, r->deadline_ns);
+    return {};
+  }
+  r->on_done({});
+  return {};
+}
+
+void pipeline::connection_lost(std::error_code sent_error) {
+  interrupted_ = true;
+  decoder_.reset();
+  writing_ = false;
+  writing_buffer_.clear();
+  in_push_ = false;
+  holding_ = true;
+  handshake_out_.clear();
+  request_queue handshake;
+  handshake.splice_back(handshake_queued_);
+  request_queue sent;
+  sent.splice_back(sent_);
+  sent.splice_back(unanswered_);
+  // Callbacks may submit new requests; they join the fresh queues.
+  while (request* r = handshake.pop_front()) r->on_done(errc::not_connected);
+  while (request* r = sent.pop_front()) r->on_done(sent_error);
+}
+
+void pipeline::fail_all(std::error_code ec) {
+  connection_lost(ec);
+  out_.clear();
+  request_queue queued;
+  queued.splice_back(queued_);
+  while (request* r = queued.pop_front()) r->on_done(ec);
+}
+
+bool pipeline::expire(std::int64_t now_ns, std::error_code unsent_error) {
+  // Queued requests are in submission order, their bytes a prefix of out_ in the same order, so
+  // expired ones are dropped from the front.
+  request_queue expired;
+  std::size_t drop = 0;
+  while (!queued_.empty() && queued_.front()->deadline_ns <= now_ns) {
+    request* r = queued_.pop_front();
+    drop += r->encoded_size;
+    expired.push_back(*r);
+  }
+  out_.erase(0, drop);
+  while (request* r = expired.pop_front()) r->on_done(unsent_error);
+  const request* oldest_sent = sent_.front();
+  return oldest_sent != nullptr && oldest_sent->deadline_ns <= now_ns;
+}
+
+std::int64_t pipeline::next_deadline() const noexcept {
+  std::int64_t next = 0;
+  for (const request* r : {sent_.front(), queued_.front(), handshake_queued_.front()}) {
+    if (r != nullptr && (next == 0 || r->deadline_ns < next)) next = r->deadline_ns;
+  }
+  return next;
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,88 @@
+// The command pipeline as a sans-I/O state machine: requests are encoded into one output buffer as
+// they come, written together (one write for everything queued meanwhile), and replies are matched to
+// requests in order. The transport (connection.cpp) only moves bytes and runs timers.
+#pragma once
+
+#include <string>
+#include <system_error>
+
+#include "deadbolt/resp/decoder.hpp"
+#include "deadbolt/resp/read_buffer.hpp"
+#include "detail/request.hpp"
+
+namespace deadbolt::detail {
+
+/// Receives replies that belong to no request: RESP3 pushes, and every reply on a subscriber connection.
+class push_handler {
+ public:
+  virtual void on_push_node(const resp::node& n, bool end_of_reply) = 0;
+
+ protected:
+  ~push_handler() = default;
+};
+
+class pipeline {
+ public:
+  explicit pipeline(const resp::limits& limits);
+  ~pipeline();
+
+  /// Queues `r` (encoding it now). It is written by the next take_output().
+  void submit(request& r, std::int64_t deadline_ns);
+  /// Queues a connection set-up command (HELLO, AUTH, SELECT): written ahead of everything queued.
+  /// Until end_handshake(), only such commands are written.
+  void submit_handshake(request& r, std::int64_t deadline_ns);
+  void end_handshake() noexcept { holding_ = false; }
+
+  /// From now on, top-level replies with no request (or all of them, in subscriber mode) go here.
+  /// In subscriber mode a request is done once written: its confirmation arrives as a push.
+  void set_push_handler(push_handler* h, bool all_replies_are_pushes) noexcept {
+    push_ = h;
+    all_pushes_ = all_replies_are_pushes;
+  }
+
+  /// True when queued bytes wait for a write and none is in flight.
+  bool can_write() const noexcept {
+    return !writing_ && (!handshake_out_.empty() || (!holding_ && !out_.empty()));
+  }
+  /// The bytes to write; the requests they belong to now await replies. Call write_done() after.
+  const std::string& take_output();
+  void write_done();
+
+  /// Feeds received bytes: decodes every complete node and routes it. An error means the stream
+  /// cannot be trusted any more (malformed reply, or a reply nobody asked for): drop the connection.
+  std::error_code on_input(resp::read_buffer& in);
+
+  /// After the connection dropped: requests that were sent fail with `sent_error`; requests not yet
+  /// written stay queued (their bytes are re-encoded) for the next connection.
+  void connection_lost(std::error_code sent_error);
+  /// Fails every request, sent or not (shutdown).
+  void fail_all(std::error_code ec);
+  /// Fails requests whose deadline passed. Returns true if a *sent* request timed out, which means the
+  /// connection is stuck and must be dropped (replies are in order; one cannot be skipped).
+  bool expire(std::int64_t now_ns, std::error_code unsent_error);
+  /// The earliest deadline of a queued request, or 0 when none.
+  std::int64_t next_deadline() const noexcept;
+
+  bool idle() const noexcept { return queued_.empty() && sent_.empty() && handshake_queued_.empty(); }
+
+ private:
+  void encode_into(std::string& out, request& r);
+  std::error_code route(const resp::node& n, bool end_of_reply);
+
+  resp::decoder decoder_;
+  std::string out_;             // bytes of queued_
+  std::string handshake_out_;   // bytes of handshake_queued_
+  std::string writing_buffer_;  // bytes of the write in flight
+  bool writing_ = false;
+  bool holding_ = true;         // only handshake commands may be written
+  request_queue handshake_queued_;
+  request_queue queued_;        // encoded into out_, not yet handed to a write
+  request_queue sent_;          // written (or being written), awaiting replies in order
+  request_queue unanswered_;    // written in subscriber mode, where commands get no in-order reply
+  push_handler* push_ = nullptr;
+  bool all_pushes_ = false;
+  bool in_push_ = false;        // routing the nodes of a push reply
+  bool interrupted_ = false;    // a callback dropped the connection while input was being routed
+};
+
+}  // namespace deadbolt::detail

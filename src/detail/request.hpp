@@ -1,0 +1,82 @@
+// One command in flight. Operations derive from it (no allocation per command): the pipeline links
+// it into its queues, writes what encode() produces, and streams the reply's nodes back to it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <system_error>
+
+#include "deadbolt/resp/encoder.hpp"
+#include "deadbolt/resp/node.hpp"
+#include "detail/script.hpp"
+
+namespace deadbolt::detail {
+
+class request {
+ public:
+  request() = default;
+  request(const request&) = delete;
+  request& operator=(const request&) = delete;
+
+  /// Writes the command. Called at submission, and again if the server answered NOSCRIPT.
+  virtual void encode(resp::encoder& out) = 0;
+  /// Every node of the reply, in pre-order; the node's strings live until on_node returns.
+  virtual void on_node(const resp::node& n) = 0;
+  /// After the reply's last node (ec empty), or when the request failed: not_connected if it was
+  /// never sent, outcome_unknown / timed_out if it was sent but no reply came.
+  virtual void on_done(std::error_code ec) = 0;
+
+  /// Set by requests whose encode() writes EVALSHA (see encode_script_call). A NOSCRIPT reply then
+  /// makes the pipeline set send_script_body and send the request again as EVAL, which also caches
+  /// the script on the server; the request never sees the NOSCRIPT.
+  bool runs_script = false;
+  bool send_script_body = false;
+
+  // Owned by the pipeline while queued.
+  request* next_in_queue = nullptr;
+  std::int64_t deadline_ns = 0;
+  std::size_t encoded_size = 0;
+  bool reply_is_noscript = false;
+
+ protected:
+  ~request() = default;
+};
+
+/// An intrusive FIFO of requests.
+class request_queue {
+ public:
+  bool empty() const noexcept { return head_ == nullptr; }
+  request* front() const noexcept { return head_; }
+  void push_back(request& r) noexcept {
+    r.next_in_queue = nullptr;
+    if (tail_) tail_->next_in_queue = &r; else head_ = &r;
+    tail_ = &r;
+  }
+  void push_front(request& r) noexcept {
+    r.next_in_queue = head_;
+    head_ = &r;
+    if (!tail_) tail_ = &r;
+  }
+  request* pop_front() noexcept {
+    request* r = head_;
+    if (r) {
+      head_ = r->next_in_queue;
+      if (!head_) tail_ = nullptr;
+      r->next_in_queue = nullptr;
+    }
+    return r;
+  }
+  /// Moves all of `other` to the back of this queue.
+  void splice_back(request_queue& other) noexcept {
+    if (other.empty()) return;
+    if (tail_) tail_->next_in_queue = other.head_; else head_ = other.head_;
+    tail_ = other.tail_;
+    other.head_ = other.tail_ = nullptr;
+  }
+
+ private:
+  request* head_ = nullptr;
+  request* tail_ = nullptr;
+};
+
+}  // namespace deadbolt::detail

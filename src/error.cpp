@@ -1,0 +1,43 @@
+#include "deadbolt/error.hpp"
+
+#include <string>
+
+namespace deadbolt {
+namespace {
+
+class category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "deadbolt"; }
+
+  std::string message(int code) const override {
+    switch (static_cast<errc>(code)) {
+      case errc::ok: return "success";
+      case errc::invalid_config: return "invalid configuration";
+      case errc::invalid_url: return "invalid server URL";
+      case errc::not_connected: return "not connected to the server";
+      case errc::timed_out: return "the server did not answer in time";
+      case errc::outcome_unknown: return "connection lost after the request was sent; its outcome is unknown";
+      case errc::not_owner: return "the lock is not held by this owner";
+      case errc::lease_lost: return "the lock's lease was lost";
+      case errc::waiter_table_full: return "the waiter table is full (config::max_waiters)";
+      case errc::channel_table_full: return "the channel table is full (config::max_channels)";
+      case errc::held_table_full: return "the held-lock table is full (config::max_held_locks)";
+      case errc::auth_failed: return "authentication failed";
+      case errc::permission_denied: return "permission denied by the server's ACL";
+      case errc::wrong_type: return "the key holds a value of the wrong type";
+      case errc::server_error: return "the server returned an error";
+      case errc::protocol_error: return "unexpected reply from the server";
+      case errc::shutting_down: return "the client is shutting down";
+    }
+    return "unknown deadbolt error";
+  }
+};
+
+}  // namespace
+
+const std::error_category& deadbolt_category() noexcept {
+  static const category instance;
+  return instance;
+}
+
+}  // namespace deadbolt

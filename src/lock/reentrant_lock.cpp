@@ -1,0 +1,412 @@
+// The reentrant lock (PROTOCOL.md §2), in one place:
+//   keys      the bare name (hash: field "<client uuid>:<owner>" = hold count),
+//             channel redisson_lock__channel:{name} (message "0"),
+//             unlock latch redisson_unlock_latch:{name}:<request id>
+//   scripts   lua/lock_acquire.lua, lua/lock_unlock.lua, lua/lock_force_unlock.lua (+ lock_renew.lua)
+//   waiting   try the acquire script; if busy, park on the channel for at most the holder's TTL
+//             (pub/sub is only a hint) and try again when woken.
+//   ambiguity an acquire whose outcome is unknown (timeout, dropped connection) is never re-run: we
+//             read our own hold count instead. Unlock is retried with the same request id; the
+//             latch makes the retry idempotent.
+#include <chrono>
+
+#include "deadbolt/error.hpp"
+#include "deadbolt/port/hooks.hpp"
+#include "detail/client_core.hpp"
+#include "detail/script_call.hpp"
+#include "scripts.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::int64_t ms_to_ns = 1'000'000;
+// A holder's key without TTL (-1) gives no bound: re-check at least this often anyway.
+constexpr std::int64_t no_ttl_recheck_ms = 5'000;
+constexpr int unlock_attempts = 3;
+
+bool ambiguous(std::error_code ec) {
+  return ec == errc::outcome_unknown || ec == errc::timed_out || &ec.category() == &resp::resp_category();
+}
+
+// Unlock request ids need only be unique, not secret: a per-thread generator seeded once from the
+// platform's random bytes avoids a system call per unlock.
+void next_request_id(char out[32]) {
+  thread_local std::uint64_t state = [] {
+    std::uint64_t seed = 0;
+    if (!port::random_bytes(&seed, sizeof seed)) seed = static_cast<std::uint64_t>(port::monotonic_ns());
+    return seed;
+  }();
+  static constexpr char hex[] = "0123456789abcdef";
+  for (int half = 0; half < 2; ++half) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);  // splitmix64
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    for (int i = 0; i < 16; ++i) out[half * 16 + i] = hex[(z >> (i * 4)) & 0xf];
+  }
+}
+
+}  // namespace
+
+// ---- acquire ---------------------------------------------------------------------------------------
+
+class acquire_op final : public request, public waiter, public operation {
+ public:
+  explicit acquire_op(client_core& core) : core_(core) {}
+
+  void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, std::int64_t wait_ms,
+             std::int64_t lease_ms, completion& done) {
+    names_ = names;
+    owner_ = owner;
+    owner_digits_.set(owner);
+    requested_lease_ms_ = lease_ms;
+    lease_.set(lease_ms > 0 ? lease_ms : core_.watchdog_ms());
+    no_wait_ = wait_ms == 0;
+    deadline_ns_ = wait_ms < 0 ? -1 : port::monotonic_ns() + wait_ms * ms_to_ns;
+    done_ = &done;
+    cancelled_ = false;
+    const std::uint32_t held = core_.holds.find(names->name, owner);
+    expected_count_ = (held == hold_table::none || core_.holds[held].lost ? 0 : core_.holds[held].count) + 1;
+    attempt();
+  }
+
+  void cancel() override {
+    if (phase_ == phase::parked) {
+      core_.subscriptions().cancel(*this);
+    } else {
+      cancelled_ = true;  // acted on when the reply comes
+    }
+  }
+
+ private:
+  enum class phase { idle, attempt, verify, parked };
+
+  void attempt() {
+    phase_ = phase::attempt;
+    runs_script = true;
+    send_script_body = false;
+    reply_.reset();
+    sent_ns_ = port::monotonic_ns();
+    core_.submit(*this);
+  }
+
+  void encode(resp::encoder& e) override {
+    if (phase_ == phase::verify) {
+      e.array(3).bulk("HGET").bulk(names_->name).bulk_concat({core_.id, ":", owner_digits_.view()});
+      return;
+    }
+    begin_script(e, *this, scripts::lock_acquire, 1, 2);
+    e.bulk(names_->name).bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()});
+  }
+
+  void on_node(const resp::node& n) override { reply_.take(n); }
+
+  void on_done(std::error_code ec) override {
+    if (ec) {
+      if (phase_ == phase::attempt && ambiguous(ec)) {
+        // The script may have run. Ask instead of running it again (Redisson #7367).
+        phase_ = phase::verify;
+        runs_script = false;
+        reply_.reset();
+        core_.submit(*this);
+        return;
+      }
+      finish(phase_ == phase::verify && ambiguous(ec) ? make_error_code(errc::outcome_unknown) : ec, 0);
+      return;
+    }
+    if (reply_.what == scalar_reply::kind::error) return finish(reply_.error, 0);
+    if (phase_ == phase::verify) {
+      const std::int64_t count = reply_.what == scalar_reply::kind::integer ? reply_.value : 0;
+      if (count >= expected_count_) return acquired();
+      return busy(0);  // it did not run (or was undone by expiry): try again if time allows
+    }
+    switch (reply_.what) {
+      case scalar_reply::kind::nil: return acquired();
+      case scalar_reply::kind::integer: return busy(reply_.value);
+      default: return finish(errc::protocol_error, 0);
+    }
+  }
+
+  void acquired() {
+    const std::uint32_t held = core_.record_acquired(names_->name, owner_, requested_lease_ms_, sent_ns_);
+    if (held == hold_table::none || cancelled_) {
+      // We cannot track it (table full) or nobody wants it any more: give it back.
+      release_quietly();
+      return finish(held == hold_table::none ? make_error_code(errc::held_table_full)
+                                             : make_error_code(asio::error::operation_aborted),
+                    0);
+    }
+    finish({}, 1);
+  }
+
+  void busy(std::int64_t ttl_ms) {
+    if (cancelled_) return finish(asio::error::operation_aborted, 0);
+    if (no_wait_) return finish({}, 0);
+    const std::int64_t now = port::monotonic_ns();
+    if (deadline_ns_ >= 0 && now >= deadline_ns_) return finish({}, 0);
+    if (ttl_ms == 0 || ttl_ms == -2) return attempt();  // just expired or vanished
+    std::int64_t wait_ns = (ttl_ms > 0 ? ttl_ms : no_ttl_recheck_ms) * ms_to_ns;
+    if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - now);
+    phase_ = phase::parked;
+    if (auto ec = core_.subscriptions().wait(*this, names_->channel, wake_policy::one, std::chrono::nanoseconds(wait_ns))) {
+      finish(ec, 0);
+    }
+  }
+
+  void on_wake(wake_reason why) override {
+    switch (why) {
+      case wake_reason::shutdown: return finish(errc::shutting_down, 0);
+      case wake_reason::cancelled: return finish(asio::error::operation_aborted, 0);
+      default: return attempt();  // message, timeout or resubscription: re-check (busy() ends a spent wait)
+    }
+  }
+
+  void release_quietly();
+
+  void finish(std::error_code ec, std::int64_t value) {
+    completion* done = done_;
+    done_ = nullptr;
+    phase_ = phase::idle;
+    ++generation;
+    names_.reset();
+    core_.acquire_ops.give_back(this);
+    done->complete(ec, value);
+  }
+
+  client_core& core_;
+  std::shared_ptr<const lock_names> names_;
+  std::int64_t owner_ = 0;
+  decimal owner_digits_;
+  std::int64_t requested_lease_ms_ = 0;
+  decimal lease_;
+  bool no_wait_ = false;
+  std::int64_t deadline_ns_ = -1;
+  std::int64_t expected_count_ = 1;
+  std::int64_t sent_ns_ = 0;
+  completion* done_ = nullptr;
+  phase phase_ = phase::idle;
+  bool cancelled_ = false;
+  scalar_reply reply_;
+};
+
+// ---- unlock ----------------------------------------------------------------------------------------
+
+class unlock_op final : public request, public operation {
+ public:
+  explicit unlock_op(client_core& core) : core_(core) { latch_.reserve(96); }
+
+  /// `done` may be null: an internal release nobody waits for.
+  void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, completion* done) {
+    names_ = names;
+    owner_ = owner;
+    owner_digits_.set(owner);
+    done_ = done;
+    attempts_ = 0;
+    const std::uint32_t held = core_.holds.find(names->name, owner);
+    lease_.set(held == hold_table::none ? core_.watchdog_ms() : core_.holds[held].lease_ms);
+    latch_ttl_.set(core_.latch_ttl_ms());
+    char id[32];
+    next_request_id(id);
+    latch_.assign(names->latch_prefix).append(":").append(id, sizeof id);
+    send();
+  }
+
+  void cancel() override {}  // an unlock runs to its end
+
+ private:
+  void send() {
+    ++attempts_;
+    runs_script = true;
+    send_script_body = false;
+    reply_.reset();
+    core_.submit(*this);
+  }
+
+  void encode(resp::encoder& e) override {
+    begin_script(e, *this, scripts::lock_unlock, 3, 5);
+    e.bulk(names_->name).bulk(names_->channel).bulk(latch_);
+    e.bulk("0").bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()});
+    e.bulk(core_.publish_command).bulk(latch_ttl_.view());
+  }
+
+  void on_node(const resp::node& n) override { reply_.take(n); }
+
+  void on_done(std::error_code ec) override {
+    if (ec) {
+      // Same request id: if the first attempt ran, the latch answers for it.
+      if (ambiguous(ec) && attempts_ < unlock_attempts && !core_.stopped) return send();
+      return finish(ec, 0);
+    }
+    const std::uint32_t held = core_.holds.find(names_->name, owner_);
+    switch (reply_.what) {
+      case scalar_reply::kind::nil: {
+        const bool was_lost = held != hold_table::none && core_.holds[held].lost;
+        if (held != hold_table::none) core_.holds.release(held);
+        return finish(was_lost ? errc::lease_lost : errc::not_owner, 0);
+      }
+      case scalar_reply::kind::integer:
+        if (reply_.value == 1) {
+          if (held != hold_table::none) core_.holds.release(held);
+          core_.send_and_forget("DEL", latch_);  // the latch has done its job
+          return finish({}, 1);
+        }
+        if (held != hold_table::none && core_.holds[held].count > 1) --core_.holds[held].count;
+        return finish({}, 0);
+      case scalar_reply::kind::error: return finish(reply_.error, 0);
+      default: return finish(errc::protocol_error, 0);
+    }
+  }
+
+  void finish(std::error_code ec, std::int64_t value) {
+    completion* done = done_;
+    done_ = nullptr;
+    ++generation;
+    names_.reset();
+    core_.unlock_ops.give_back(this);
+    if (done != nullptr) done->complete(ec, value);
+  }
+
+  client_core& core_;
+  std::shared_ptr<const lock_names> names_;
+  std::int64_t owner_ = 0;
+  decimal owner_digits_;
+  decimal lease_;
+  decimal latch_ttl_;
+  std::string latch_;
+  int attempts_ = 0;
+  completion* done_ = nullptr;
+  scalar_reply reply_;
+};
+
+void acquire_op::release_quietly() {
+  core_.unlock_ops.take(core_)->start(names_, owner_, nullptr);
+}
+
+// ---- queries and force unlock ------------------------------------------------------------------------
+
+class query_op final : public request, public operation {
+ public:
+  explicit query_op(client_core& core) : core_(core) {}
+
+  void start(const std::shared_ptr<const lock_names>& names, lock_query q, std::int64_t owner, completion& done) {
+    names_ = names;
+    query_ = q;
+    owner_digits_.set(owner);
+    done_ = &done;
+    runs_script = q == lock_query::force_unlock;
+    send_script_body = false;
+    reply_.reset();
+    core_.submit(*this);
+  }
+  void start_ping(completion& done) {
+    names_.reset();
+    ping_ = true;
+    done_ = &done;
+    runs_script = false;
+    reply_.reset();
+    core_.submit(*this);
+  }
+  void cancel() override {}
+
+ private:
+  void encode(resp::encoder& e) override {
+    if (ping_) {
+      e.command("PING");
+      return;
+    }
+    const auto field = [&] { e.bulk_concat({core_.id, ":", owner_digits_.view()}); };
+    switch (query_) {
+      case lock_query::force_unlock:
+        begin_script(e, *this, scripts::lock_force_unlock, 2, 2);
+        e.bulk(names_->name).bulk(names_->channel).bulk("0").bulk(core_.publish_command);
+        break;
+      case lock_query::is_locked: e.command("EXISTS", names_->name); break;
+      case lock_query::is_held_by: e.array(3).bulk("HEXISTS").bulk(names_->name); field(); break;
+      case lock_query::hold_count: e.array(3).bulk("HGET").bulk(names_->name); field(); break;
+      case lock_query::remaining_ttl: e.command("PTTL", names_->name); break;
+      case lock_query::lease_lost: break;  // answered locally, never sent
+    }
+  }
+  void on_node(const resp::node& n) override {
+    if (ping_ && n.depth == 0 && (n.type == resp::type::simple_string || n.type == resp::type::blob_string)) {
+      reply_.what = scalar_reply::kind::integer;
+      return;
+    }
+    reply_.take(n);
+  }
+  void on_done(std::error_code ec) override {
+    if (ec) return finish(ec, 0);
+    switch (reply_.what) {
+      case scalar_reply::kind::nil: return finish({}, 0);
+      case scalar_reply::kind::integer: return finish({}, reply_.value);
+      case scalar_reply::kind::error: return finish(reply_.error, 0);
+      default: return finish(errc::protocol_error, 0);
+    }
+  }
+  void finish(std::error_code ec, std::int64_t value) {
+    completion* done = done_;
+    done_ = nullptr;
+    ping_ = false;
+    ++generation;
+    names_.reset();
+    core_.query_ops.give_back(this);
+    done->complete(ec, value);
+  }
+
+  client_core& core_;
+  std::shared_ptr<const lock_names> names_;
+  lock_query query_ = lock_query::is_locked;
+  decimal owner_digits_;
+  bool ping_ = false;
+  completion* done_ = nullptr;
+  scalar_reply reply_;
+};
+
+// ---- entry points --------------------------------------------------------------------------------------
+
+namespace {
+bool refuse(client_core& core, completion& done) {
+  if (core.config_error || core.stopped) {
+    core.complete_later(done, core.config_error ? core.config_error : make_error_code(errc::shutting_down));
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+op_ref start_connect(client_core& core, completion& done) {
+  if (refuse(core, done)) return {};
+  query_op* op = core.query_ops.take(core);
+  op->start_ping(done);
+  return {};
+}
+
+op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+                     std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
+  if (refuse(core, done)) return {};
+  acquire_op* op = core.acquire_ops.take(core);
+  const op_ref ref = op->ref();
+  op->start(names, owner, wait_ms, lease_ms, done);
+  return ref;
+}
+
+op_ref start_unlock(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+                    completion& done) {
+  if (refuse(core, done)) return {};
+  core.unlock_ops.take(core)->start(names, owner, &done);
+  return {};
+}
+
+op_ref start_query(client_core& core, const std::shared_ptr<const lock_names>& names, lock_query q,
+                   std::int64_t owner, completion& done) {
+  if (refuse(core, done)) return {};
+  if (q == lock_query::lease_lost) {
+    const std::uint32_t held = core.holds.find(names->name, owner);
+    core.complete_later(done, {}, held != hold_table::none && core.holds[held].lost ? 1 : 0);
+    return {};
+  }
+  core.query_ops.take(core)->start(names, q, owner, done);
+  return {};
+}
+
+}  // namespace deadbolt::detail

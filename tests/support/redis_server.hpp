@@ -1,0 +1,77 @@
+// Test access to the redis-server a CTest fixture started (tests/support/redis-fixture): its port, a
+// redis-cli for checking state independently of deadbolt, and fault injection (stop, restart, pause).
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <chrono>
+
+#include <doctest/doctest.h>
+
+namespace deadbolt::test {
+
+class redis_server {
+ public:
+  redis_server() {
+    const char* dir = std::getenv("DEADBOLT_REDIS_DIR");
+    REQUIRE_MESSAGE(dir != nullptr, "DEADBOLT_REDIS_DIR is not set: run through ctest");
+    dir_ = dir;
+    std::ifstream in(dir_ + "/port");
+    in >> port_;
+    REQUIRE_MESSAGE(port_ != 0, "no redis-server port in " << dir_);
+  }
+
+  std::uint16_t port() const { return port_; }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+  /// Runs redis-cli with `args` (shell words) and returns its output without the trailing newline.
+  std::string cli(const std::string& args) const {
+    const std::string command = "redis-cli -p " + std::to_string(port_) + " " + args + " 2>&1";
+    std::string out;
+    if (FILE* p = popen(command.c_str(), "r")) {
+      char buf[512];
+      while (std::fgets(buf, sizeof buf, p)) out += buf;
+      pclose(p);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out;
+  }
+
+  int pid() const {
+    std::ifstream in(dir_ + "/redis.pid");
+    int pid = 0;
+    in >> pid;
+    return pid;
+  }
+  void pause() const { ::kill(pid(), SIGSTOP); }
+  void resume() const { ::kill(pid(), SIGCONT); }
+
+  /// Stops the server (all data is lost: it keeps none).
+  void stop() const {
+    const int p = pid();
+    ::kill(p, SIGCONT);
+    ::kill(p, SIGKILL);
+    for (int i = 0; i < 200 && ::kill(p, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  /// Starts it again on the same port.
+  void start() const {
+    std::ifstream in(dir_ + "/args");
+    std::string line, args;
+    while (std::getline(in, line)) args += " '" + line + "'";
+    REQUIRE(std::system(("redis-server" + args).c_str()) == 0);
+    for (int i = 0; i < 200 && cli("ping") != "PONG"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(cli("ping") == "PONG");
+  }
+
+ private:
+  std::string dir_;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace deadbolt::test

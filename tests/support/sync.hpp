@@ -1,0 +1,54 @@
+// Test helpers: an io_context on its own thread, and calling an async operation synchronously with a
+// plain callback (works without exceptions, unlike asio::use_future).
+#pragma once
+
+#include <chrono>
+#include <future>
+#include <ostream>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+
+#include <doctest/doctest.h>
+
+#include "deadbolt/port/asio.hpp"
+
+namespace deadbolt::test {
+
+struct io_thread {
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
+  std::thread thread{[this] { io.run(); }};
+
+  ~io_thread() {
+    work.reset();  // run() returns once the clients have shut down
+    thread.join();
+  }
+  asio::any_io_executor executor() { return io.get_executor(); }
+};
+
+template <typename T>
+struct outcome {
+  std::error_code ec;
+  T value{};
+};
+struct none {};
+
+/// Runs `start(callback)` and waits for the callback (at most `limit`): outcome<T> with the error code
+/// and the value (T = none for void(std::error_code) operations).
+template <typename T = none, typename Start>
+outcome<T> call(Start&& start, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  auto promise = std::make_shared<std::promise<outcome<T>>>();
+  auto future = promise->get_future();
+  start([promise](std::error_code ec, auto&&... v) {
+    if constexpr (sizeof...(v) == 0) {
+      promise->set_value(outcome<T>{ec, T{}});
+    } else {
+      promise->set_value(outcome<T>{ec, T(v...)});
+    }
+  });
+  REQUIRE_MESSAGE(future.wait_for(limit) == std::future_status::ready, "operation did not complete in time");
+  return future.get();
+}
+
+}  // namespace deadbolt::test
