@@ -1,6 +1,7 @@
 // deadbolt: Redisson-compatible distributed locks on Redis. The umbrella header.
 #pragma once
 
+#include "deadbolt/blocking.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/error.hpp"

@@ -1,0 +1,105 @@
+// The blocking API: a client that runs its own event-loop thread, and lock objects that meet the
+// standard TimedLockable requirements, so std::lock_guard, std::unique_lock and std::scoped_lock work.
+// The owner id is the calling thread's id, so a lock is reentrant per thread, as Redisson's is in Java.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+
+#include "deadbolt/config.hpp"
+#include "deadbolt/detail/engine.hpp"
+#include "deadbolt/error.hpp"
+
+namespace deadbolt {
+
+class blocking_lock;
+
+class blocking_client {
+ public:
+  /// Starts the loop thread. Nothing is sent until the first operation (or connect()).
+  explicit blocking_client(const config& cfg = {});
+  /// Shuts the client down and joins its thread.
+  ~blocking_client();
+  blocking_client(const blocking_client&) = delete;
+  blocking_client& operator=(const blocking_client&) = delete;
+
+  std::error_code config_error() const;
+  /// This client's UUID: the first half of every owner field it writes.
+  const std::string& id() const;
+  /// Waits until the command connection is up (bounded by config::command_timeout).
+  std::error_code connect();
+
+  /// A reentrant lock (Redisson RLock) named `name`.
+  blocking_lock lock(std::string_view name);
+
+  /// Called on the loop thread whenever a held lock's lease is found lost.
+  void on_lease_lost(detail::lease_lost_handler handler);
+
+ private:
+  struct loop;
+  std::unique_ptr<loop> loop_;
+};
+
+/// A named reentrant lock used from threads. Meets TimedLockable: lock(), try_lock(), try_lock_for(),
+/// try_lock_until(), unlock().
+///
+/// Errors: the plain forms throw std::system_error (in builds without exceptions they end the process
+/// through the port's fatal hook, as Asio does); the std::error_code& forms never do. unlock() never
+/// throws: use unlock(std::error_code&) to see its outcome.
+class blocking_lock {
+ public:
+  const std::string& name() const noexcept;
+
+  /// Waits as long as it takes. `lease` zero (the default) means the watchdog keeps the lease.
+  void lock(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
+  void lock(std::chrono::milliseconds lease, std::error_code& ec);
+  void lock(std::error_code& ec) { lock(std::chrono::milliseconds(0), ec); }
+
+  /// One attempt, no waiting.
+  bool try_lock();
+  bool try_lock(std::error_code& ec) { return try_acquire(0, 0, ec); }
+
+  template <typename Rep, typename Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return try_acquire_or_throw(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+  }
+  template <typename Rep, typename Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::chrono::milliseconds lease,
+                    std::error_code& ec) {
+    return try_acquire(std::chrono::ceil<std::chrono::milliseconds>(wait).count(), lease.count(), ec);
+  }
+  template <typename Clock, typename Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return try_lock_for(deadline - Clock::now());
+  }
+
+  /// Releases one hold of the calling thread. Never throws.
+  void unlock() noexcept;
+  void unlock(std::error_code& ec) noexcept;
+
+  /// Deletes the lock whoever holds it; true if there was one.
+  bool force_unlock(std::error_code& ec);
+  bool is_locked(std::error_code& ec);
+  /// The server's hold count for the calling thread.
+  std::int64_t hold_count(std::error_code& ec);
+  /// True once the client found the calling thread's lease on this lock lost (renewal failed).
+  bool lease_lost();
+
+ private:
+  friend class blocking_client;
+  blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
+  bool try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
+  bool try_acquire_or_throw(std::int64_t wait_ms);
+  std::int64_t query(detail::lock_query q, std::error_code& ec);
+
+  std::shared_ptr<detail::client_core> core_;
+  asio::any_io_executor executor_;
+  std::shared_ptr<const detail::lock_names> names_;
+};
+
+}  // namespace deadbolt

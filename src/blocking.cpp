@@ -1,0 +1,163 @@
+#include "deadbolt/blocking.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "deadbolt/port/hooks.hpp"
+#if defined(__cpp_exceptions)
+#include <system_error>
+#endif
+
+namespace deadbolt {
+namespace {
+
+// A completion the calling thread waits on; it lives on that thread's stack.
+class sync_completion final : public detail::completion {
+ public:
+  void complete(std::error_code ec, std::int64_t value) override {
+    std::lock_guard<std::mutex> guard(mutex_);
+    ec_ = ec;
+    value_ = value;
+    done_ = true;
+    ready_.notify_one();
+  }
+  std::int64_t wait(std::error_code& ec) {
+    std::unique_lock<std::mutex> guard(mutex_);
+    ready_.wait(guard, [this] { return done_; });
+    ec = ec_;
+    return value_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  bool done_ = false;
+  std::error_code ec_;
+  std::int64_t value_ = 0;
+};
+
+/// Runs `start(core, completion&)` on the loop and waits for its end.
+template <typename Start>
+std::int64_t run_blocking(const std::shared_ptr<detail::client_core>& core, const asio::any_io_executor& ex,
+                          std::error_code& ec, Start start) {
+  sync_completion done;
+  asio::post(ex, [&core, &done, &start] { start(*core, done); });
+  return done.wait(ec);
+}
+
+[[noreturn]] void raise(std::error_code ec, const std::string& what) {
+#if defined(__cpp_exceptions)
+  throw std::system_error(ec, what);
+#else
+  port::fatal((what + ": " + ec.message()).c_str());
+#endif
+}
+
+std::int64_t calling_thread() { return static_cast<std::int64_t>(port::thread_id()); }
+
+}  // namespace
+
+// ---- blocking_client ------------------------------------------------------------------------------
+
+struct blocking_client::loop {
+  asio::io_context io{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
+  std::shared_ptr<detail::client_core> core;
+  std::thread thread;
+
+  explicit loop(const config& cfg) : core(detail::make_client_core(io.get_executor(), cfg)) {
+    thread = std::thread([this] { io.run(); });
+  }
+  ~loop() {
+    asio::post(io, [core = core] { detail::shutdown(*core); });
+    work.reset();
+    thread.join();
+  }
+};
+
+blocking_client::blocking_client(const config& cfg) : loop_(std::make_unique<loop>(cfg)) {}
+blocking_client::~blocking_client() = default;
+
+std::error_code blocking_client::config_error() const { return detail::config_error(*loop_->core); }
+const std::string& blocking_client::id() const { return detail::client_id(*loop_->core); }
+
+std::error_code blocking_client::connect() {
+  std::error_code ec;
+  run_blocking(loop_->core, loop_->io.get_executor(), ec,
+               [](detail::client_core& core, detail::completion& c) { detail::start_connect(core, c); });
+  return ec;
+}
+
+blocking_lock blocking_client::lock(std::string_view name) {
+  return blocking_lock(loop_->core, loop_->io.get_executor(), name);
+}
+
+void blocking_client::on_lease_lost(detail::lease_lost_handler handler) {
+  asio::post(loop_->io, [core = loop_->core, h = std::move(handler)]() mutable {
+    detail::set_lease_lost_handler(*core, std::move(h));
+  });
+}
+
+// ---- blocking_lock ----------------------------------------------------------------------------------
+
+blocking_lock::blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex,
+                             std::string_view name)
+    : core_(std::move(core)), executor_(std::move(ex)), names_(detail::make_lock_names(name)) {}
+
+const std::string& blocking_lock::name() const noexcept { return names_->name; }
+
+bool blocking_lock::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
+  const std::int64_t owner = calling_thread();
+  return run_blocking(core_, executor_, ec, [&](detail::client_core& core, detail::completion& c) {
+           detail::start_acquire(core, names_, owner, wait_ms, lease_ms, c);
+         }) != 0;
+}
+
+bool blocking_lock::try_acquire_or_throw(std::int64_t wait_ms) {
+  std::error_code ec;
+  const bool acquired = try_acquire(wait_ms < 0 ? 0 : wait_ms, 0, ec);
+  if (ec) raise(ec, "deadbolt: try_lock " + names_->name);
+  return acquired;
+}
+
+void blocking_lock::lock(std::chrono::milliseconds lease, std::error_code& ec) {
+  try_acquire(-1, lease.count(), ec);
+}
+
+void blocking_lock::lock(std::chrono::milliseconds lease) {
+  std::error_code ec;
+  lock(lease, ec);
+  if (ec) raise(ec, "deadbolt: lock " + names_->name);
+}
+
+bool blocking_lock::try_lock() { return try_acquire_or_throw(0); }
+
+void blocking_lock::unlock(std::error_code& ec) noexcept {
+  const std::int64_t owner = calling_thread();
+  run_blocking(core_, executor_, ec, [&](detail::client_core& core, detail::completion& c) {
+    detail::start_unlock(core, names_, owner, c);
+  });
+}
+
+void blocking_lock::unlock() noexcept {
+  std::error_code ignored;  // the lock is released or already gone; nothing a caller of unlock() can do
+  unlock(ignored);
+}
+
+std::int64_t blocking_lock::query(detail::lock_query q, std::error_code& ec) {
+  const std::int64_t owner = calling_thread();
+  return run_blocking(core_, executor_, ec, [&](detail::client_core& core, detail::completion& c) {
+    detail::start_query(core, names_, q, owner, c);
+  });
+}
+
+bool blocking_lock::force_unlock(std::error_code& ec) { return query(detail::lock_query::force_unlock, ec) != 0; }
+bool blocking_lock::is_locked(std::error_code& ec) { return query(detail::lock_query::is_locked, ec) != 0; }
+std::int64_t blocking_lock::hold_count(std::error_code& ec) { return query(detail::lock_query::hold_count, ec); }
+bool blocking_lock::lease_lost() {
+  std::error_code ec;
+  return query(detail::lock_query::lease_lost, ec) != 0;
+}
+
+}  // namespace deadbolt

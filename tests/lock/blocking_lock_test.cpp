@@ -1,0 +1,112 @@
+// The blocking API: standard lock adaptors work, the owner is the calling thread.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "deadbolt/deadbolt.hpp"
+#include "support/redis_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::errc;
+
+namespace {
+
+deadbolt::config config_for(const deadbolt::test::redis_server& redis) {
+  deadbolt::config cfg;
+  cfg.url = redis.url();
+  return cfg;
+}
+
+std::string unique_name(const char* base) {
+  static std::atomic<int> n{0};
+  return std::string(base) + "-blocking-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+}
+
+}  // namespace
+
+TEST_CASE("std::lock_guard and std::unique_lock work, reentrant per thread") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client client(config_for(redis));
+  REQUIRE_FALSE(client.connect());
+  auto lock = client.lock(unique_name("guard"));
+  std::error_code ec;
+  {
+    std::lock_guard<deadbolt::blocking_lock> outer(lock);
+    {
+      std::unique_lock<deadbolt::blocking_lock> inner(lock);  // same thread: re-enters
+      CHECK(lock.hold_count(ec) == 2);
+    }
+    CHECK(lock.hold_count(ec) == 1);
+    // Another thread is another owner.
+    bool other_got_it = true;
+    std::thread([&] { other_got_it = lock.try_lock(); }).join();
+    CHECK_FALSE(other_got_it);
+  }
+  CHECK_FALSE(lock.is_locked(ec));
+  CHECK_FALSE(ec);
+}
+
+TEST_CASE("try_lock_for and try_lock_until time out while another thread holds the lock") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client client(config_for(redis));
+  auto lock = client.lock(unique_name("timed"));
+  lock.lock();
+  std::thread([&] {
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_FALSE(lock.try_lock_for(150ms));
+    CHECK(std::chrono::steady_clock::now() - start >= 140ms);
+    CHECK_FALSE(lock.try_lock_until(std::chrono::steady_clock::now() + 100ms));
+    std::unique_lock<deadbolt::blocking_lock> attempt(lock, std::try_to_lock);
+    CHECK_FALSE(attempt.owns_lock());
+  }).join();
+  lock.unlock();
+  std::thread([&] {
+    std::unique_lock<deadbolt::blocking_lock> attempt(lock, 1s);
+    CHECK(attempt.owns_lock());
+  }).join();
+}
+
+TEST_CASE("unlock by a thread that holds nothing reports not_owner and never throws") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client client(config_for(redis));
+  auto lock = client.lock(unique_name("notowner"));
+  std::error_code ec;
+  lock.unlock(ec);
+  CHECK(ec == errc::not_owner);
+  lock.unlock();  // no throw
+}
+
+TEST_CASE("threads of two clients never overlap and lose no update") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client a(config_for(redis));
+  deadbolt::blocking_client b(config_for(redis));
+  const std::string name = unique_name("counter");
+  // Read-then-write (not an atomic increment): only the distributed lock keeps updates from being lost.
+  // Atomic loads and stores so that ThreadSanitizer, which cannot see ordering through Redis, stays quiet.
+  std::atomic<int> counter{0};
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlapped{false};
+  constexpr int per_thread = 50;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto lock = (t % 2 == 0 ? a : b).lock(name);
+      for (int i = 0; i < per_thread; ++i) {
+        std::lock_guard<deadbolt::blocking_lock> guard(lock);
+        if (inside.fetch_add(1) != 0) overlapped = true;
+        const int seen = counter.load(std::memory_order_relaxed);
+        std::this_thread::yield();
+        counter.store(seen + 1, std::memory_order_relaxed);
+        inside.fetch_sub(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK_FALSE(overlapped.load());
+  CHECK(counter.load() == 4 * per_thread);
+}
