@@ -60,7 +60,8 @@ bool parse_host_port(std::string_view hp, endpoint& out) {
       port = rest.substr(1);
       if (port.empty()) return false;
     }
-  } else if (const auto colon = hp.rfind(':'); colon != std::string_view::npos) {
+  } else if (const auto colon = hp.find(':'); colon != std::string_view::npos) {
+    // The first ':' ends the host: an unbracketed IPv6 address ("::1") is ambiguous, so rejected.
     host = hp.substr(0, colon);
     port = hp.substr(colon + 1);
     if (port.empty()) return false;

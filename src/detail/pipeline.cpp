@@ -72,10 +72,11 @@ std::error_code pipeline::on_input(resp::read_buffer& in) {
 
 std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
   if (n.depth == 0) {
-    in_push_ = push_ != nullptr && (all_pushes_ || n.type == resp::type::push);
+    in_push_ = n.type == resp::type::push || (push_ != nullptr && all_pushes_);
   }
   if (in_push_) {
-    push_->on_push_node(n, end_of_reply);
+    // A RESP3 push answers no request, even where nobody listens for pushes: then it is dropped.
+    if (push_ != nullptr) push_->on_push_node(n, end_of_reply);
     return {};
   }
   request* r = sent_.front();

@@ -116,6 +116,10 @@ class acquire_op final : public request, public waiter, public operation {
     }
     if (reply_.what == scalar_reply::kind::error) return finish(reply_.error, 0);
     if (phase_ == phase::verify) {
+      // A check answered with something else than a count leaves the acquire's outcome unknown.
+      if (reply_.what != scalar_reply::kind::integer && reply_.what != scalar_reply::kind::nil) {
+        return finish(errc::outcome_unknown, 0);
+      }
       const std::int64_t count = reply_.what == scalar_reply::kind::integer ? reply_.value : 0;
       if (count >= expected_count_) return acquired();
       return busy(0);  // it did not run (or was undone by expiry): try again if time allows

@@ -1,0 +1,576 @@
+// The sans-I/O command pipeline, driven without sockets: what it writes, how it routes replies, and
+// what happens on NOSCRIPT, on a dropped connection, on deadlines, on unsolicited replies and pushes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "deadbolt/error.hpp"
+#include "deadbolt/resp/encoder.hpp"
+#include "deadbolt/resp/error.hpp"
+#include "deadbolt/resp/read_buffer.hpp"
+#include "detail/pipeline.hpp"
+#include "detail/request.hpp"
+
+namespace detail = deadbolt::detail;
+namespace resp = deadbolt::resp;
+using deadbolt::errc;
+
+namespace {
+
+struct recorded {
+  resp::type type;
+  std::size_t depth;
+  std::string value;
+  bool end = false;  // push handler only: end_of_reply
+};
+
+template <typename... Args>
+std::string cmd(const Args&... args) {
+  std::string out;
+  resp::encoder(out).command(args...);
+  return out;
+}
+
+// A command that records what the pipeline gives it. Plain ones encode "GET <name>"; script ones
+// encode EVALSHA, or EVAL once the pipeline asked for the body.
+class fake_request final : public detail::request {
+ public:
+  explicit fake_request(std::string name, bool script = false) : name_(std::move(name)) { runs_script = script; }
+
+  std::string bytes() const {
+    if (!runs_script) return cmd("GET", name_);
+    return send_script_body ? cmd("EVAL", "return 1", 1, name_) : cmd("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, name_);
+  }
+  void encode(resp::encoder& e) override {
+    ++encodes;
+    if (!runs_script) {
+      e.command("GET", name_);
+    } else if (send_script_body) {
+      e.command("EVAL", "return 1", 1, name_);
+    } else {
+      e.command("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, name_);
+    }
+  }
+  void on_node(const resp::node& n) override { nodes.push_back({n.type, n.depth, std::string(n.value)}); }
+  void on_done(std::error_code ec) override {
+    ++done;
+    error = ec;
+    if (log) log->push_back(name_);
+    if (hook) hook(ec);
+  }
+
+  std::vector<recorded> nodes;
+  int done = 0;
+  int encodes = 0;
+  std::error_code error;
+  std::vector<std::string>* log = nullptr;
+  std::function<void(std::error_code)> hook;
+
+ private:
+  std::string name_;
+};
+
+class fake_push final : public detail::push_handler {
+ public:
+  void on_push_node(const resp::node& n, bool end_of_reply) override {
+    nodes.push_back({n.type, n.depth, std::string(n.value), end_of_reply});
+    if (end_of_reply) ++replies;
+  }
+  std::vector<recorded> nodes;
+  int replies = 0;
+};
+
+// Feeds `bytes` through `in` the way the connection does, `piece` bytes per read.
+std::error_code feed(detail::pipeline& p, resp::read_buffer& in, std::string_view bytes, std::size_t piece = 1 << 20) {
+  while (!bytes.empty()) {
+    std::size_t room = 0;
+    char* space = in.prepare(room);
+    REQUIRE(room > 0);
+    const std::size_t n = std::min({room, piece, bytes.size()});
+    std::memcpy(space, bytes.data(), n);
+    in.commit(n);
+    bytes.remove_prefix(n);
+    if (auto ec = p.on_input(in)) return ec;
+  }
+  return {};
+}
+
+// Writes whatever the pipeline has (as the connection would) and returns it.
+std::string write(detail::pipeline& p) {
+  REQUIRE(p.can_write());
+  std::string out = p.take_output();
+  CHECK_FALSE(p.can_write());  // one write at a time
+  p.write_done();
+  return out;
+}
+
+constexpr std::int64_t far = 1'000'000'000'000;  // a deadline nobody reaches
+
+}  // namespace
+
+TEST_CASE("requests are coalesced into one write and replies are routed in order, in any split") {
+  for (std::size_t piece : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{7}, std::size_t{1000}}) {
+    INFO("piece " << piece);
+    std::vector<std::string> log;
+    fake_request a("a"), b("b"), c("c"), d("d");
+    for (fake_request* r : {&a, &b, &c, &d}) r->log = &log;
+    detail::pipeline p(resp::limits{});
+    resp::read_buffer in(4096);
+
+    p.submit(a, far);
+    p.submit(b, far);
+    p.submit(c, far);
+    CHECK_FALSE(p.can_write());  // a new pipeline holds user requests until the handshake ends
+    p.end_handshake();
+    REQUIRE(p.can_write());
+    const std::string first = p.take_output();
+    CHECK(first == a.bytes() + b.bytes() + c.bytes());
+    CHECK_FALSE(p.can_write());
+    // Submitted while a write is in flight: waits for the next write.
+    p.submit(d, far);
+    CHECK_FALSE(p.can_write());
+    p.write_done();
+    CHECK(write(p) == d.bytes());
+    CHECK(a.encodes == 1);
+    CHECK_FALSE(p.idle());
+
+    const std::string replies = "$5\r\nhello\r\n:42\r\n*2\r\n+x\r\n$-1\r\n_\r\n";
+    REQUIRE_FALSE(feed(p, in, replies, piece));
+    CHECK(log == std::vector<std::string>{"a", "b", "c", "d"});
+    for (fake_request* r : {&a, &b, &c, &d}) {
+      CHECK(r->done == 1);
+      CHECK_FALSE(r->error);
+    }
+    REQUIRE(a.nodes.size() == 1);
+    CHECK(a.nodes[0].type == resp::type::blob_string);
+    CHECK(a.nodes[0].value == "hello");
+    REQUIRE(b.nodes.size() == 1);
+    CHECK(b.nodes[0].type == resp::type::integer);
+    CHECK(b.nodes[0].value == "42");
+    REQUIRE(c.nodes.size() == 3);
+    CHECK(c.nodes[0].type == resp::type::array);
+    CHECK(c.nodes[1].depth == 1);
+    CHECK(c.nodes[1].value == "x");
+    CHECK(c.nodes[2].type == resp::type::null);
+    REQUIRE(d.nodes.size() == 1);
+    CHECK(d.nodes[0].type == resp::type::null);
+    CHECK(p.idle());
+    CHECK(in.unread().empty());
+  }
+}
+
+TEST_CASE("handshake commands are written first; user requests wait for end_handshake") {
+  fake_request user1("user1"), user2("user2"), hello("HELLO"), select("SELECT");
+  detail::pipeline p(resp::limits{});
+  resp::read_buffer in(4096);
+
+  p.submit(user1, far);
+  CHECK_FALSE(p.can_write());
+  p.submit_handshake(hello, far);
+  p.submit_handshake(select, far);
+  p.submit(user2, far);
+  REQUIRE(p.can_write());
+  CHECK(write(p) == hello.bytes() + select.bytes());
+  CHECK_FALSE(p.can_write());  // still holding
+
+  REQUIRE_FALSE(feed(p, in, "%1\r\n+server\r\n+redis\r\n+OK\r\n"));
+  CHECK(hello.done == 1);
+  CHECK_FALSE(hello.error);
+  CHECK(hello.nodes.size() == 3);
+  CHECK(select.done == 1);
+  CHECK(user1.done == 0);
+  CHECK_FALSE(p.can_write());
+
+  p.end_handshake();
+  CHECK(write(p) == user1.bytes() + user2.bytes());
+  REQUIRE_FALSE(feed(p, in, ":1\r\n:2\r\n"));
+  CHECK(user1.done == 1);
+  CHECK(user2.done == 1);
+  REQUIRE(user2.nodes.size() == 1);
+  CHECK(user2.nodes[0].value == "2");
+}
+
+TEST_CASE("NOSCRIPT makes the pipeline resend the script with its body; the request never sees it") {
+  // Declared before the pipeline, whose destructor fails whatever is still queued.
+  fake_request script("s", true), plain("p"), retry("r", true), get("g"), s2("s2", true);
+  detail::pipeline p(resp::limits{});
+  resp::read_buffer in(4096);
+  p.end_handshake();
+
+  p.submit(script, far);
+  p.submit(plain, far);
+  CHECK(write(p) == script.bytes() + plain.bytes());
+  CHECK(script.bytes().find("EVALSHA") != std::string::npos);
+
+  REQUIRE_FALSE(feed(p, in, "-NOSCRIPT No matching script. Please use EVAL.\r\n+OK\r\n", 5));
+  CHECK(script.done == 0);
+  CHECK(script.nodes.empty());
+  CHECK(script.send_script_body);
+  CHECK(plain.done == 1);
+
+  // Sent again, as EVAL.
+  const std::string again = write(p);
+  CHECK(again == cmd("EVAL", "return 1", 1, "s"));
+  CHECK(script.encodes == 2);
+  REQUIRE_FALSE(feed(p, in, ":1\r\n"));
+  CHECK(script.done == 1);
+  CHECK_FALSE(script.error);
+  REQUIRE(script.nodes.size() == 1);
+  CHECK(script.nodes[0].type == resp::type::integer);
+  CHECK(p.idle());
+
+  SUBCASE("a second NOSCRIPT (the EVAL itself failed) reaches the request") {
+    retry.send_script_body = true;
+    p.submit(retry, far);
+    write(p);
+    REQUIRE_FALSE(feed(p, in, "-NOSCRIPT still\r\n"));
+    CHECK(retry.done == 1);
+    REQUIRE(retry.nodes.size() == 1);
+    CHECK(retry.nodes[0].type == resp::type::simple_error);
+    CHECK(retry.nodes[0].value == "NOSCRIPT still");
+  }
+  SUBCASE("NOSCRIPT to a request that runs no script is an ordinary error reply") {
+    p.submit(get, far);
+    write(p);
+    REQUIRE_FALSE(feed(p, in, "-NOSCRIPT odd\r\n"));
+    CHECK(get.done == 1);
+    REQUIRE(get.nodes.size() == 1);
+    CHECK(get.nodes[0].value == "NOSCRIPT odd");
+  }
+  SUBCASE("other errors reach a script request") {
+    p.submit(s2, far);
+    write(p);
+    REQUIRE_FALSE(feed(p, in, "-ERR boom\r\n"));
+    CHECK(s2.done == 1);
+    CHECK_FALSE(s2.error);
+    REQUIRE(s2.nodes.size() == 1);
+    CHECK(s2.nodes[0].value == "ERR boom");
+    CHECK_FALSE(s2.send_script_body);
+  }
+}
+
+TEST_CASE("connection_lost fails sent requests and keeps unsent ones for the next connection") {
+  std::vector<std::string> log;
+  fake_request a("a"), b("b"), c("c"), d("d"), hello1("HELLO1"), hello2("HELLO2");
+  for (fake_request* r : {&a, &b, &c, &d, &hello1, &hello2}) r->log = &log;
+  detail::pipeline p(resp::limits{});
+  {
+    resp::read_buffer in(4096);
+    p.submit_handshake(hello1, far);
+    CHECK(write(p) == hello1.bytes());
+    REQUIRE_FALSE(feed(p, in, "+OK\r\n"));
+    p.end_handshake();
+
+    p.submit(a, far);
+    p.submit(b, far);
+    CHECK(write(p) == a.bytes() + b.bytes());
+    p.submit(c, far);
+    p.submit(d, far);
+    // Half of a's reply arrived before the link broke.
+    REQUIRE_FALSE(feed(p, in, "*2\r\n:1\r\n"));
+    CHECK(a.nodes.size() == 2);
+  }
+  p.connection_lost(errc::outcome_unknown);
+  CHECK(log == std::vector<std::string>{"HELLO1", "a", "b"});
+  CHECK(a.error == errc::outcome_unknown);
+  CHECK(b.error == errc::outcome_unknown);
+  CHECK(c.done == 0);
+  CHECK(d.done == 0);
+  CHECK_FALSE(p.can_write());  // held again until the next handshake
+
+  // The next connection: a fresh read buffer, and the decoder starts clean (no half reply left).
+  resp::read_buffer in(4096);
+  p.submit_handshake(hello2, far);
+  CHECK(write(p) == hello2.bytes());
+  REQUIRE_FALSE(feed(p, in, "+OK\r\n"));
+  p.end_handshake();
+  CHECK(write(p) == c.bytes() + d.bytes());
+  CHECK(c.encodes == 1);  // the bytes were kept, not re-encoded
+  REQUIRE_FALSE(feed(p, in, ":3\r\n:4\r\n"));
+  CHECK(c.done == 1);
+  CHECK_FALSE(c.error);
+  REQUIRE(c.nodes.size() == 1);
+  CHECK(c.nodes[0].value == "3");
+  CHECK(d.done == 1);
+  CHECK(p.idle());
+}
+
+TEST_CASE("connection_lost details") {
+  SUBCASE("handshake commands: written ones get the error, unwritten ones not_connected") {
+    fake_request hello("HELLO"), select("SELECT"), user("u");
+    detail::pipeline p(resp::limits{});
+    p.submit(user, far);
+    p.submit_handshake(hello, far);
+    REQUIRE(p.can_write());
+    CHECK(p.take_output() == hello.bytes());  // no write_done: the link broke during the write
+    p.submit_handshake(select, far);
+    p.connection_lost(errc::timed_out);
+    CHECK(hello.error == errc::timed_out);
+    CHECK(select.error == errc::not_connected);
+    CHECK(user.done == 0);
+    CHECK_FALSE(p.can_write());
+    p.end_handshake();
+    CHECK(write(p) == user.bytes());
+    p.fail_all(errc::shutting_down);
+    CHECK(user.error == errc::shutting_down);
+  }
+  SUBCASE("the given error is what sent requests see") {
+    fake_request r("r");
+    detail::pipeline p(resp::limits{});
+    p.end_handshake();
+    p.submit(r, far);
+    write(p);
+    p.connection_lost(resp::error::invalid_type_byte);
+    CHECK(r.error == resp::error::invalid_type_byte);
+  }
+  SUBCASE("a request failed by connection_lost may submit again: it is written on the next connection") {
+    fake_request r("r"), again("again");
+    detail::pipeline p(resp::limits{});
+    r.hook = [&](std::error_code) { p.submit(again, far); };
+    p.end_handshake();
+    p.submit(r, far);
+    write(p);
+    p.connection_lost(errc::outcome_unknown);
+    CHECK(r.error == errc::outcome_unknown);
+    CHECK(again.done == 0);
+    CHECK_FALSE(p.can_write());
+    p.end_handshake();
+    CHECK(write(p) == again.bytes());
+    resp::read_buffer in(256);
+    REQUIRE_FALSE(feed(p, in, "+x\r\n"));
+    CHECK(again.done == 1);
+  }
+  SUBCASE("a callback that drops the connection stops the routing of the rest of the input") {
+    fake_request a("a"), b("b");
+    detail::pipeline p(resp::limits{});
+    a.hook = [&](std::error_code) { p.connection_lost(errc::outcome_unknown); };
+    p.end_handshake();
+    p.submit(a, far);
+    p.submit(b, far);
+    write(p);
+    resp::read_buffer in(256);
+    CHECK_FALSE(feed(p, in, ":1\r\n:2\r\n"));
+    CHECK(a.done == 1);
+    CHECK_FALSE(a.error);
+    CHECK(b.done == 1);
+    CHECK(b.error == errc::outcome_unknown);
+    CHECK(b.nodes.empty());  // b's reply was not given to it
+  }
+}
+
+TEST_CASE("fail_all fails everything, sent or not") {
+  fake_request a("a"), b("b"), h("h");
+  detail::pipeline p(resp::limits{});
+  p.end_handshake();
+  p.submit(a, far);
+  write(p);
+  p.submit(b, far);
+  p.submit_handshake(h, far);
+  p.fail_all(errc::shutting_down);
+  CHECK(a.error == errc::shutting_down);
+  CHECK(b.error == errc::shutting_down);
+  CHECK(h.error == errc::not_connected);
+  CHECK(p.idle());
+  CHECK_FALSE(p.can_write());
+}
+
+TEST_CASE("expire fails queued requests past their deadline and reports a sent one") {
+  std::vector<std::string> log;
+  fake_request a("a"), b("b"), c("c"), d("d");
+  for (fake_request* r : {&a, &b, &c, &d}) r->log = &log;
+  detail::pipeline p(resp::limits{});
+  CHECK(p.next_deadline() == 0);
+
+  p.submit(a, 100);
+  p.submit(b, 200);
+  p.submit(c, 300);
+  CHECK(p.next_deadline() == 100);
+  CHECK_FALSE(p.expire(99, errc::not_connected));
+  CHECK(log.empty());
+
+  CHECK_FALSE(p.expire(200, errc::not_connected));  // a deadline equal to now has passed
+  CHECK(log == std::vector<std::string>{"a", "b"});
+  CHECK(a.error == errc::not_connected);
+  CHECK(b.error == errc::not_connected);
+  CHECK(c.done == 0);
+  CHECK(p.next_deadline() == 300);
+
+  // The expired requests' bytes are gone from the output; the rest are intact.
+  p.end_handshake();
+  p.submit(d, 400);
+  CHECK(write(p) == c.bytes() + d.bytes());
+
+  // Sent requests are not failed by expire(): it says the connection is stuck instead.
+  CHECK(p.next_deadline() == 300);
+  CHECK_FALSE(p.expire(299, errc::timed_out));
+  CHECK(p.expire(300, errc::timed_out));
+  CHECK(c.done == 0);
+  CHECK(d.done == 0);
+  p.connection_lost(errc::timed_out);
+  CHECK(c.error == errc::timed_out);
+  CHECK(d.error == errc::timed_out);
+  CHECK(p.idle());
+  CHECK(p.next_deadline() == 0);
+}
+
+TEST_CASE("expire in the middle: only the front part of the queue is dropped") {
+  fake_request a("a"), b("b"), c("c");
+  detail::pipeline p(resp::limits{});
+  p.end_handshake();
+  p.submit(a, 10);
+  write(p);  // a is sent
+  p.submit(b, 20);
+  p.submit(c, 30);
+  CHECK(p.next_deadline() == 10);
+  CHECK(p.expire(25, errc::timed_out));  // a is sent and late; b is queued and late
+  CHECK(a.done == 0);
+  CHECK(b.error == errc::timed_out);
+  CHECK(c.done == 0);
+  CHECK(write(p) == c.bytes());
+  resp::read_buffer in(256);
+  REQUIRE_FALSE(feed(p, in, ":1\r\n:2\r\n"));
+  CHECK(a.done == 1);
+  CHECK_FALSE(a.error);
+  CHECK(c.done == 1);
+  CHECK_FALSE(c.error);
+}
+
+TEST_CASE("input errors: unsolicited replies and malformed bytes") {
+  fake_request a("a");
+  detail::pipeline p(resp::limits{});
+  resp::read_buffer in(4096);
+  p.end_handshake();
+
+  SUBCASE("a reply when nothing was asked") {
+    CHECK(feed(p, in, "+hello\r\n") == errc::protocol_error);
+  }
+  SUBCASE("one reply too many") {
+    p.submit(a, far);
+    write(p);
+    CHECK(feed(p, in, ":1\r\n:2\r\n") == errc::protocol_error);
+    CHECK(a.done == 1);
+    CHECK_FALSE(a.error);
+  }
+  SUBCASE("a reply that arrives before the write completes still belongs to the written request") {
+    p.submit(a, far);
+    REQUIRE(p.can_write());
+    p.take_output();
+    REQUIRE_FALSE(feed(p, in, ":1\r\n"));
+    CHECK(a.done == 1);
+    p.write_done();
+  }
+  SUBCASE("a malformed reply is the decoder's error, and the requests stay for connection_lost") {
+    p.submit(a, far);
+    write(p);
+    CHECK(feed(p, in, "?what\r\n") == resp::error::invalid_type_byte);
+    CHECK(a.done == 0);
+    p.connection_lost(resp::error::invalid_type_byte);
+    CHECK(a.error == resp::error::invalid_type_byte);
+  }
+  SUBCASE("a reply beyond the limits") {
+    p.submit(a, far);
+    write(p);
+    CHECK(feed(p, in, "$999999999999\r\n") == resp::error::bulk_limit_exceeded);
+  }
+}
+
+TEST_CASE("RESP3 pushes go to the push handler, replies to requests") {
+  fake_push pushes;
+  fake_request a("a"), b("b");
+  detail::pipeline p(resp::limits{});
+  resp::read_buffer in(4096);
+  p.end_handshake();
+  p.set_push_handler(&pushes, false);
+
+  // A push with no request outstanding is not an error.
+  REQUIRE_FALSE(feed(p, in, ">3\r\n+message\r\n+ch\r\n+0\r\n", 2));
+  CHECK(pushes.replies == 1);
+  REQUIRE(pushes.nodes.size() == 4);
+  CHECK(pushes.nodes[0].type == resp::type::push);
+  CHECK_FALSE(pushes.nodes[0].end);
+  CHECK(pushes.nodes[2].value == "ch");
+  CHECK(pushes.nodes[3].end);
+
+  // Pushes interleaved with replies.
+  p.submit(a, far);
+  p.submit(b, far);
+  write(p);
+  REQUIRE_FALSE(feed(p, in, ">2\r\n+invalidate\r\n*1\r\n$1\r\nk\r\n:1\r\n>3\r\n+message\r\n+ch\r\n+1\r\n*1\r\n:2\r\n", 3));
+  CHECK(pushes.replies == 3);
+  CHECK(a.done == 1);
+  REQUIRE(a.nodes.size() == 1);
+  CHECK(a.nodes[0].value == "1");
+  CHECK(b.done == 1);
+  REQUIRE(b.nodes.size() == 2);
+  CHECK(b.nodes[0].type == resp::type::array);
+  CHECK(b.nodes[1].value == "2");
+  CHECK(p.idle());
+}
+
+TEST_CASE("a RESP3 push with no push handler answers no request and is dropped") {
+  fake_request a("a");
+  detail::pipeline p(resp::limits{});
+  resp::read_buffer in(4096);
+  p.end_handshake();
+  p.submit(a, far);
+  write(p);
+  REQUIRE_FALSE(feed(p, in, ">2\r\n+invalidate\r\n*0\r\n:7\r\n"));
+  CHECK(a.done == 1);
+  REQUIRE(a.nodes.size() == 1);
+  CHECK(a.nodes[0].type == resp::type::integer);
+  CHECK(a.nodes[0].value == "7");
+  CHECK_FALSE(feed(p, in, ">1\r\n+x\r\n"));  // nothing outstanding: still no error
+}
+
+TEST_CASE("subscriber mode: every reply is a push and requests complete once written") {
+  fake_push pushes;
+  fake_request sub("SUBSCRIBE"), unsub("UNSUBSCRIBE"), lost("SUBSCRIBE2"), get("get");
+  detail::pipeline p(resp::limits{});
+  resp::read_buffer in(4096);
+  p.end_handshake();
+  p.set_push_handler(&pushes, true);
+
+  p.submit(sub, far);
+  p.submit(unsub, far);
+  REQUIRE(p.can_write());
+  CHECK(p.take_output() == sub.bytes() + unsub.bytes());
+  CHECK(sub.done == 0);
+  p.write_done();
+  CHECK(sub.done == 1);
+  CHECK_FALSE(sub.error);
+  CHECK(unsub.done == 1);
+  CHECK(p.idle());
+
+  // RESP2-style confirmations and messages (arrays) are pushes here, as are RESP3 '>' ones.
+  REQUIRE_FALSE(feed(p, in, "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n>3\r\n+message\r\n+ch\r\n+0\r\n+PONG\r\n", 4));
+  CHECK(pushes.replies == 3);
+  CHECK(sub.nodes.empty());
+  REQUIRE(pushes.nodes.size() == 9);
+  CHECK(pushes.nodes[1].value == "subscribe");
+  CHECK(pushes.nodes[8].value == "PONG");
+  CHECK(pushes.nodes[8].end);
+
+  // Written but the write never completed: the connection broke, so the request fails.
+  p.submit(lost, far);
+  REQUIRE(p.can_write());
+  p.take_output();
+  p.connection_lost(errc::outcome_unknown);
+  CHECK(lost.error == errc::outcome_unknown);
+
+  // Back to command mode (the connection does this on a drop): replies go to requests again.
+  p.set_push_handler(&pushes, false);
+  p.end_handshake();
+  p.submit(get, far);
+  write(p);
+  resp::read_buffer in2(256);
+  REQUIRE_FALSE(feed(p, in2, ":5\r\n"));
+  CHECK(get.done == 1);
+  REQUIRE(get.nodes.size() == 1);
+}

@@ -1,0 +1,304 @@
+// parse_url, config::validate and endpoint::describe: every accepted form, and every rejected one
+// reported as an error code (never an exception, never a half-filled endpoint).
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <ostream>  // doctest prints std::error_code through operator<<
+#include <string>
+
+#include "deadbolt/config.hpp"
+#include "deadbolt/error.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::endpoint;
+using deadbolt::errc;
+
+namespace {
+
+endpoint parse_ok(const std::string& url) {
+  endpoint ep;
+  const std::error_code ec = deadbolt::parse_url(url, ep);
+  INFO("url: " << url);
+  CHECK_MESSAGE(!ec, ec.message());
+  return ep;
+}
+
+}  // namespace
+
+TEST_CASE("parse_url: tcp forms") {
+  SUBCASE("host only: default port, no login, database 0") {
+    const endpoint ep = parse_ok("redis://cache.example");
+    CHECK(ep.kind == endpoint::transport::tcp);
+    CHECK(ep.host == "cache.example");
+    CHECK(ep.port == 6379);
+    CHECK(ep.user.empty());
+    CHECK(ep.password.empty());
+    CHECK(ep.database == 0);
+    CHECK(ep.path.empty());
+  }
+  SUBCASE("host and port") {
+    const endpoint ep = parse_ok("redis://10.0.0.7:6380");
+    CHECK(ep.host == "10.0.0.7");
+    CHECK(ep.port == 6380);
+    CHECK(parse_ok("redis://h:1").port == 1);
+    CHECK(parse_ok("redis://h:65535").port == 65535);
+  }
+  SUBCASE("user and password") {
+    const endpoint ep = parse_ok("redis://alice:s3cret@host:7000");
+    CHECK(ep.user == "alice");
+    CHECK(ep.password == "s3cret");
+    CHECK(ep.host == "host");
+    CHECK(ep.port == 7000);
+  }
+  SUBCASE("user without password") {
+    const endpoint ep = parse_ok("redis://alice@host");
+    CHECK(ep.user == "alice");
+    CHECK(ep.password.empty());
+  }
+  SUBCASE("password without user logs in as default") {
+    const endpoint ep = parse_ok("redis://:s3cret@host");
+    CHECK(ep.user == "default");
+    CHECK(ep.password == "s3cret");
+  }
+  SUBCASE("an empty userinfo sets nothing") {
+    const endpoint ep = parse_ok("redis://:@host");
+    CHECK(ep.user.empty());
+    CHECK(ep.password.empty());
+  }
+  SUBCASE("percent-encoded credentials") {
+    const endpoint ep = parse_ok("redis://us%40er%3Ax:p%3a%2F%25%20w@host");
+    CHECK(ep.user == "us@er:x");
+    CHECK(ep.password == "p:/% w");
+    CHECK(ep.host == "host");
+  }
+  SUBCASE("a raw '@' in the password: the last '@' ends the userinfo") {
+    const endpoint ep = parse_ok("redis://u:p@ss@host:6390");
+    CHECK(ep.user == "u");
+    CHECK(ep.password == "p@ss");
+    CHECK(ep.host == "host");
+    CHECK(ep.port == 6390);
+  }
+  SUBCASE("a raw ':' in the password: the first ':' ends the user") {
+    const endpoint ep = parse_ok("redis://u:a:b@host");
+    CHECK(ep.user == "u");
+    CHECK(ep.password == "a:b");
+  }
+  SUBCASE("database") {
+    CHECK(parse_ok("redis://host/3").database == 3);
+    CHECK(parse_ok("redis://host:6380/15").database == 15);
+    CHECK(parse_ok("redis://host/0").database == 0);
+    CHECK(parse_ok("redis://host/").database == 0);
+    const endpoint ep = parse_ok("redis://u:p@host:1234/9");
+    CHECK(ep.user == "u");
+    CHECK(ep.password == "p");
+    CHECK(ep.port == 1234);
+    CHECK(ep.database == 9);
+  }
+  SUBCASE("bracketed IPv6") {
+    endpoint ep = parse_ok("redis://[::1]:6380");
+    CHECK(ep.host == "::1");
+    CHECK(ep.port == 6380);
+    ep = parse_ok("redis://[fe80::1:2]");
+    CHECK(ep.host == "fe80::1:2");
+    CHECK(ep.port == 6379);
+    ep = parse_ok("redis://:pw@[::1]:7001/2");
+    CHECK(ep.user == "default");
+    CHECK(ep.password == "pw");
+    CHECK(ep.host == "::1");
+    CHECK(ep.port == 7001);
+    CHECK(ep.database == 2);
+  }
+}
+
+TEST_CASE("parse_url: unix socket forms") {
+  SUBCASE("path") {
+    const endpoint ep = parse_ok("unix:///var/run/redis.sock");
+    CHECK(ep.kind == endpoint::transport::unix_socket);
+    CHECK(ep.path == "/var/run/redis.sock");
+    CHECK(ep.database == 0);
+    CHECK(ep.user.empty());
+  }
+  SUBCASE("database query") {
+    const endpoint ep = parse_ok("unix:///tmp/r.sock?db=2");
+    CHECK(ep.path == "/tmp/r.sock");
+    CHECK(ep.database == 2);
+  }
+  SUBCASE("credentials") {
+    const endpoint ep = parse_ok("unix://user:pw@/tmp/r.sock");
+    CHECK(ep.user == "user");
+    CHECK(ep.password == "pw");
+    CHECK(ep.path == "/tmp/r.sock");
+  }
+  SUBCASE("password only, encoded, with a database") {
+    const endpoint ep = parse_ok("unix://:p%40w@/tmp/r.sock?db=5");
+    CHECK(ep.user == "default");
+    CHECK(ep.password == "p@w");
+    CHECK(ep.path == "/tmp/r.sock");
+    CHECK(ep.database == 5);
+  }
+  SUBCASE("an '@' inside the path is part of the path") {
+    const endpoint ep = parse_ok("unix:///tmp/a@b.sock");
+    CHECK(ep.path == "/tmp/a@b.sock");
+    CHECK(ep.user.empty());
+  }
+}
+
+TEST_CASE("parse_url: invalid forms are errc::invalid_url and leave the endpoint alone") {
+  const char* const bad[] = {
+      "",
+      "host:6379",                 // missing scheme
+      "127.0.0.1",
+      "//host",
+      "redis:/host",
+      "redis:host",
+      "rediss://host:6379",        // TLS is not supported yet
+      "http://host",
+      "tcp://host",
+      "redis://",                  // empty host
+      "redis://:6379",
+      "redis://user:pw@",
+      "redis://user:pw@:6379",
+      "redis:///3",
+      "redis://host:0",            // port out of range
+      "redis://host:65536",
+      "redis://host:99999999999999999999",
+      "redis://host:abc",
+      "redis://host:",
+      "redis://host:-1",
+      "redis://host:+80",
+      "redis://host:80x",
+      "redis://host: 80",
+      "redis://host/abc",          // bad database
+      "redis://host/-1",
+      "redis://host/1x",
+      "redis://host/99999999999",
+      "redis://host/1/2",
+      "redis://host:6379/ 1",
+      "redis://u%4@host",          // bad percent escapes
+      "redis://u%@host",
+      "redis://u%zz@host",
+      "redis://u%g1@host",
+      "redis://u:p%@host",
+      "redis://u:p%2@host",
+      "redis://u:%x0@host",
+      "redis://[::1",              // bad brackets
+      "redis://[::1]x",
+      "redis://[::1]:",
+      "redis://[::1]:0",
+      "redis://[]:6379",
+      "redis://[]",
+      "redis://::1",               // unbracketed IPv6: where would the port be?
+      "redis://fe80::1:6379",
+      "redis://my host",           // characters a host cannot have
+      "redis://host?db=1",
+      "redis://host#x",
+      "redis://ho[st",
+      "unix://",                   // unix: a path is required and must be absolute
+      "unix:///",
+      "unix://relative.sock",
+      "unix://u:p@relative.sock",
+      "unix://u%zz@/tmp/r.sock",
+      "unix:///tmp/r.sock?db=",    // bad query
+      "unix:///tmp/r.sock?db=x",
+      "unix:///tmp/r.sock?db=-1",
+      "unix:///tmp/r.sock?database=1",
+      "unix:///tmp/r.sock?db=1&x=2",
+  };
+  for (const char* url : bad) {
+    INFO("url: \"" << url << "\"");
+    endpoint ep;
+    ep.host = "untouched";
+    ep.port = 1111;
+    const std::error_code ec = deadbolt::parse_url(url, ep);
+    CHECK(ec == errc::invalid_url);
+    CHECK(ep.host == "untouched");
+    CHECK(ep.port == 1111);
+  }
+}
+
+TEST_CASE("endpoint::describe") {
+  CHECK(parse_ok("redis://host").describe() == "host:6379");
+  CHECK(parse_ok("redis://u:p@10.1.2.3:7000/4").describe() == "10.1.2.3:7000");
+  CHECK(parse_ok("redis://[::1]:6380").describe() == "[::1]:6380");
+  CHECK(parse_ok("unix:///tmp/r.sock?db=1").describe() == "/tmp/r.sock");
+  CHECK(endpoint{}.describe() == "127.0.0.1:6379");
+}
+
+TEST_CASE("config::validate") {
+  SUBCASE("the defaults are valid and fill the endpoint") {
+    deadbolt::config cfg;
+    endpoint ep;
+    CHECK_FALSE(cfg.validate(ep));
+    CHECK(ep.host == "127.0.0.1");
+    CHECK(ep.port == 6379);
+
+    cfg.url = "unix://:pw@/tmp/x.sock?db=3";
+    CHECK_FALSE(cfg.validate(ep));
+    CHECK(ep.kind == endpoint::transport::unix_socket);
+    CHECK(ep.path == "/tmp/x.sock");
+    CHECK(ep.password == "pw");
+    CHECK(ep.database == 3);
+  }
+  SUBCASE("a bad URL is invalid_url, not invalid_config") {
+    deadbolt::config cfg;
+    cfg.url = "rediss://host";
+    endpoint ep;
+    CHECK(cfg.validate(ep) == errc::invalid_url);
+  }
+  SUBCASE("the smallest accepted values") {
+    deadbolt::config cfg;
+    cfg.connect_timeout = 1ms;
+    cfg.command_timeout = 1ms;
+    cfg.watchdog_timeout = 30ms;
+    cfg.reconnect_min = 1ms;
+    cfg.reconnect_max = 1ms;
+    cfg.max_channels = cfg.max_waiters = cfg.max_held_locks = 1;
+    cfg.reply_limits.max_bulk_length = 512;
+    cfg.reply_limits.max_depth = 2;
+    cfg.reply_limits.max_elements = 16;
+    cfg.client_name = "";
+    endpoint ep;
+    CHECK_FALSE(cfg.validate(ep));
+  }
+  SUBCASE("out-of-range values are invalid_config") {
+    struct bad_case {
+      const char* what;
+      void (*apply)(deadbolt::config&);
+    };
+    const bad_case cases[] = {
+        {"zero connect_timeout", [](deadbolt::config& c) { c.connect_timeout = 0ms; }},
+        {"negative connect_timeout", [](deadbolt::config& c) { c.connect_timeout = -5ms; }},
+        {"zero command_timeout", [](deadbolt::config& c) { c.command_timeout = 0ms; }},
+        {"negative command_timeout", [](deadbolt::config& c) { c.command_timeout = -1ms; }},
+        {"watchdog_timeout below 30 ms", [](deadbolt::config& c) { c.watchdog_timeout = 29ms; }},
+        {"zero watchdog_timeout", [](deadbolt::config& c) { c.watchdog_timeout = 0ms; }},
+        {"zero reconnect_min", [](deadbolt::config& c) { c.reconnect_min = 0ms; }},
+        {"reconnect_max < reconnect_min", [](deadbolt::config& c) {
+           c.reconnect_min = 100ms;
+           c.reconnect_max = 99ms;
+         }},
+        {"zero max_channels", [](deadbolt::config& c) { c.max_channels = 0; }},
+        {"zero max_waiters", [](deadbolt::config& c) { c.max_waiters = 0; }},
+        {"zero max_held_locks", [](deadbolt::config& c) { c.max_held_locks = 0; }},
+        {"tiny max_bulk_length", [](deadbolt::config& c) { c.reply_limits.max_bulk_length = 511; }},
+        {"max_depth 1", [](deadbolt::config& c) { c.reply_limits.max_depth = 1; }},
+        {"max_elements 15", [](deadbolt::config& c) { c.reply_limits.max_elements = 15; }},
+        {"client_name with a space", [](deadbolt::config& c) { c.client_name = "my client"; }},
+        {"client_name with CR", [](deadbolt::config& c) { c.client_name = "a\rb"; }},
+        {"client_name with LF", [](deadbolt::config& c) { c.client_name = "a\n"; }},
+    };
+    for (const bad_case& bc : cases) {
+      INFO(bc.what);
+      deadbolt::config cfg;
+      bc.apply(cfg);
+      endpoint ep;
+      CHECK(cfg.validate(ep) == errc::invalid_config);
+    }
+  }
+  SUBCASE("error codes carry the deadbolt category and a message") {
+    const std::error_code ec = errc::invalid_config;
+    CHECK(std::string(ec.category().name()) == "deadbolt");
+    CHECK(ec.message() == "invalid configuration");
+    CHECK(std::error_code(errc::invalid_url).message() == "invalid server URL");
+  }
+}
