@@ -16,20 +16,25 @@ enum class line_status { complete, need_more, too_long, bad_terminator };
 struct line {
   line_status status;
   std::string_view text;  // between the type byte and CR
-  std::size_t size;       // type byte + text + CRLF
+  // complete: type byte + text + CRLF. too_long and bad_terminator: the longest prefix of the line
+  // that still reads as need_more (a split input may have stopped there), which the reply size limit
+  // is checked against so that the error does not depend on where the input was split.
+  std::size_t size;
 };
 
 // Finds the CRLF that ends the line starting at input[0] (the type byte).
 line find_line(std::string_view input, std::size_t max_text) noexcept {
-  const std::size_t searchable = std::min(input.size() - 1, max_text + 1);
+  // At most max_text bytes of text, then the CR (written so that max_text + 1 cannot overflow).
+  const std::size_t after_type = input.size() - 1;
+  const std::size_t searchable = after_type <= max_text ? after_type : max_text + 1;
   const void* cr = std::memchr(input.data() + 1, '\r', searchable);
   if (cr == nullptr) {
-    return {input.size() - 1 > max_text ? line_status::too_long : line_status::need_more, {}, 0};
+    if (after_type > max_text) return {line_status::too_long, {}, max_text + 1};
+    return {line_status::need_more, {}, 0};
   }
   const std::size_t text_len = static_cast<std::size_t>(static_cast<const char*>(cr) - input.data()) - 1;
-  if (text_len > max_text) return {line_status::too_long, {}, 0};
   if (1 + text_len + 1 >= input.size()) return {line_status::need_more, {}, 0};
-  if (input[1 + text_len + 1] != '\n') return {line_status::bad_terminator, {}, 0};
+  if (input[1 + text_len + 1] != '\n') return {line_status::bad_terminator, {}, text_len + 2};
   return {line_status::complete, input.substr(1, text_len), text_len + 3};
 }
 
@@ -202,9 +207,12 @@ parse_result decoder::next(std::string_view input) noexcept {
       if (reply_bytes_ + input.size() > limits_.max_reply_size) return fail(error::reply_limit_exceeded);
       return {};
     case line_status::too_long:
-      return fail(long_line ? error::bulk_limit_exceeded : error::invalid_length);
     case line_status::bad_terminator:
-      return fail(error::missing_crlf);
+      // Input that stopped short of the offending byte would have failed the reply size check
+      // above: so must this input, or the error would depend on how the bytes were split.
+      if (reply_bytes_ + l.size > limits_.max_reply_size) return fail(error::reply_limit_exceeded);
+      if (l.status == line_status::bad_terminator) return fail(error::missing_crlf);
+      return fail(long_line ? error::bulk_limit_exceeded : error::invalid_length);
     case line_status::complete:
       break;
   }
@@ -252,8 +260,11 @@ parse_result decoder::next(std::string_view input) noexcept {
 
   const auto length = static_cast<std::uint64_t>(declared);
   if (length > limits_.max_bulk_length) return fail(error::bulk_limit_exceeded);
-  const std::size_t total = l.size + static_cast<std::size_t>(length) + 2;
-  if (reply_bytes_ + total > limits_.max_reply_size) return fail(error::reply_limit_exceeded);
+  // In 64 bits: with a 32-bit size_t and a huge max_bulk_length the sum could wrap. A total that
+  // does not fit in size_t exceeds max_reply_size anyway.
+  const std::uint64_t total64 = std::uint64_t{l.size} + length + 2;
+  if (std::uint64_t{reply_bytes_} + total64 > limits_.max_reply_size) return fail(error::reply_limit_exceeded);
+  const auto total = static_cast<std::size_t>(total64);
   if (input.size() < total) return {};
   if (input[total - 2] != '\r' || input[total - 1] != '\n') return fail(error::missing_crlf);
   std::string_view payload = input.substr(l.size, static_cast<std::size_t>(length));
