@@ -23,7 +23,9 @@ constexpr std::uint32_t none = hold_table::none;
 void check_against(const hold_table& table, const std::map<std::pair<std::string, std::int64_t>, std::uint32_t>& model,
                    const std::vector<std::string>& names, std::int64_t owners) {
   REQUIRE(table.size() == model.size());
-  for (const auto& [key, index] : model) {
+  for (const auto& entry : model) {
+    const auto& key = entry.first;  // not a structured binding: INFO captures it in a lambda
+    const std::uint32_t index = entry.second;
     INFO("name " << key.first << " owner " << key.second);
     REQUIRE(table.find(key.first, key.second) == index);
     CHECK(table[index].in_use);
