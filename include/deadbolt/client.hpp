@@ -7,12 +7,14 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/async.hpp"
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/reentrant_lock.hpp"
+#include "deadbolt/reply.hpp"
 
 namespace deadbolt {
 
@@ -42,6 +44,16 @@ class client {
   auto async_connect(Token&& token) {
     return detail::async_run<detail::result_void>(core_, executor_, std::forward<Token>(token),
                                                   [](auto& core, auto& c) { return detail::start_connect(core, c); });
+  }
+
+  /// Sends any command on the command connection, e.g. {"HGETALL", "orders"}: for inspection and
+  /// tools, not for lock state (use the lock objects, whose scripts keep it consistent).
+  /// Signature: void(std::error_code, deadbolt::reply).
+  template <typename Token>
+  auto async_command(std::vector<std::string> args, Token&& token) {
+    return detail::async_run<detail::result_reply>(
+        core_, executor_, std::forward<Token>(token),
+        [args = std::move(args)](auto& core, auto& c) mutable { return detail::start_command(core, std::move(args), c); });
   }
 
   /// A reentrant lock (Redisson RLock) named `name`.

@@ -130,7 +130,7 @@ void connection::submit(request& r) {
   }
   pipeline_.submit(r, deadline_from_now());
   arm_deadline_timer();
-  flush();
+  if (!routing_input_) flush();
 }
 
 void connection::connect() {
@@ -277,7 +277,11 @@ void connection::read() {
                               return;
                             }
                             self->input_.commit(n);
-                            if (auto bad = self->pipeline_.on_input(self->input_)) {
+                            // Requests submitted by reply callbacks are written together below.
+                            self->routing_input_ = true;
+                            const std::error_code bad = self->pipeline_.on_input(self->input_);
+                            self->routing_input_ = false;
+                            if (bad) {
                               self->drop(bad);
                               return;
                             }

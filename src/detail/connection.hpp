@@ -86,6 +86,7 @@ class connection : public std::enable_shared_from_this<connection> {
   pipeline pipeline_;
   std::unique_ptr<handshake_step[]> steps_;
   std::size_t steps_pending_ = 0;
+  bool routing_input_ = false;  // inside pipeline_.on_input(): the read handler flushes afterwards
   bool legacy_login_ = false;   // server has no HELLO: AUTH + CLIENT SETNAME instead
   int protocol_ = 2;
   unsigned reconnect_attempt_ = 0;

@@ -251,3 +251,21 @@ TEST_CASE("a bad configuration is reported by every operation") {
   CHECK(c.config_error() == errc::invalid_url);
   CHECK(call([&](auto cb) { c.async_connect(cb); }).ec == errc::invalid_url);
 }
+
+TEST_CASE("async_command returns whole replies, errors with their text") {
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  deadbolt::client c(io.executor(), config_for(redis));
+  const std::string name = unique_name("command");
+  REQUIRE_FALSE(call([&](auto cb) { c.lock(name).async_lock(4, cb); }).ec);
+  auto all = call<deadbolt::reply>([&](auto cb) { c.async_command({"HGETALL", name}, cb); });
+  REQUIRE_FALSE(all.ec);
+  REQUIRE(all.value.elements.size() == 2);  // RESP3 map: field, count
+  CHECK(all.value.elements[0].text == c.id() + ":4");
+  CHECK(all.value.elements[1].as_int() == 1);
+  auto bad = call<deadbolt::reply>([&](auto cb) { c.async_command({"HGETALL"}, cb); });
+  CHECK(bad.ec == errc::server_error);
+  CHECK(bad.value.is_error());
+  CHECK(bad.value.text.find("wrong number of arguments") != std::string::npos);
+  REQUIRE_FALSE(call([&](auto cb) { c.lock(name).async_unlock(4, cb); }).ec);
+}

@@ -19,13 +19,16 @@ namespace deadbolt::detail {
 class client_core;
 
 /// What the engine calls, exactly once, when an operation ends.
-class completion {
+template <typename Value>
+class basic_completion {
  public:
-  virtual void complete(std::error_code ec, std::int64_t value) = 0;
+  virtual void complete(std::error_code ec, Value value) = 0;
 
  protected:
-  ~completion() = default;
+  ~basic_completion() = default;
 };
+/// Lock operations report one number (a flag, a count, a TTL, a token).
+using completion = basic_completion<std::int64_t>;
 
 /// Names a running operation, for cancellation; stale references are ignored.
 struct op_ref {
@@ -38,39 +41,47 @@ struct op_ref {
 void cancel_operation(client_core& core, op_ref ref);
 
 struct result_void {
+  using value_type = std::int64_t;
   using signature = void(std::error_code);
   template <typename H>
   static void call(H& h, std::error_code ec, std::int64_t) { std::move(h)(ec); }
 };
 struct result_bool {
+  using value_type = std::int64_t;
   using signature = void(std::error_code, bool);
   template <typename H>
   static void call(H& h, std::error_code ec, std::int64_t v) { std::move(h)(ec, v != 0); }
 };
 struct result_int {
+  using value_type = std::int64_t;
   using signature = void(std::error_code, std::int64_t);
   template <typename H>
   static void call(H& h, std::error_code ec, std::int64_t v) { std::move(h)(ec, v); }
 };
 struct result_ms {
+  using value_type = std::int64_t;
   using signature = void(std::error_code, std::chrono::milliseconds);
   template <typename H>
   static void call(H& h, std::error_code ec, std::int64_t v) { std::move(h)(ec, std::chrono::milliseconds(v)); }
 };
 
 template <typename Handler, typename Result>
-class handler_completion final : public completion {
+class handler_completion final : public basic_completion<typename Result::value_type> {
  public:
+  using value_type = typename Result::value_type;
+
   handler_completion(Handler&& h, const asio::any_io_executor& fallback)
       : handler_(std::move(h)), fallback_(fallback) {}
 
-  void complete(std::error_code ec, std::int64_t value) override {
+  void complete(std::error_code ec, value_type value) override {
     asio::get_associated_cancellation_slot(handler_).clear();
     Handler h(std::move(handler_));
     auto ex = asio::get_associated_executor(h, fallback_);
     destroy(this, h);
     // Inline when the handler's executor is the client's own (we are running on it).
-    asio::dispatch(ex, [h = std::move(h), ec, value]() mutable { Result::call(h, ec, value); });
+    asio::dispatch(ex, [h = std::move(h), ec, value = std::move(value)]() mutable {
+      Result::call(h, ec, std::move(value));
+    });
   }
 
   static handler_completion* create(Handler&& h, const asio::any_io_executor& fallback) {

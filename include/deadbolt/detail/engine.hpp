@@ -8,9 +8,11 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/async.hpp"
+#include "deadbolt/reply.hpp"
 
 namespace deadbolt::detail {
 
@@ -34,6 +36,16 @@ using lease_lost_handler = std::function<void(std::string_view lock_name, std::i
 void set_lease_lost_handler(client_core& core, lease_lost_handler handler);
 
 op_ref start_connect(client_core& core, completion& done);
+
+/// Any command; an error reply completes with its error code and the reply (holding the text).
+op_ref start_command(client_core& core, std::vector<std::string> args, basic_completion<reply>& done);
+
+struct result_reply {
+  using value_type = reply;
+  using signature = void(std::error_code, reply);
+  template <typename H>
+  static void call(H& h, std::error_code ec, reply r) { std::move(h)(ec, std::move(r)); }
+};
 
 /// wait_ms: < 0 waits forever, 0 does not wait. lease_ms: 0 means the watchdog lease.
 /// Completes with value 1 if acquired, 0 if the wait ran out.
