@@ -110,7 +110,7 @@ const std::string& blocking_lock::name() const noexcept { return names_->name; }
 bool blocking_lock::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
   const std::int64_t owner = calling_thread();
   return run_blocking(core_, executor_, ec, [&](detail::client_core& core, detail::completion& c) {
-           detail::start_acquire(core, names_, owner, wait_ms, lease_ms, c);
+           detail::start_acquire(core, names_, detail::lock_kind::reentrant, owner, wait_ms, lease_ms, c);
          }) != 0;
 }
 

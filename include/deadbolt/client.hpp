@@ -58,6 +58,16 @@ class client {
 
   /// A reentrant lock (Redisson RLock) named `name`.
   reentrant_lock lock(std::string_view name) const { return reentrant_lock(core_, executor_, name); }
+  /// A fenced lock (Redisson RFencedLock) named `name`: the same lock, plus fencing tokens.
+  deadbolt::fenced_lock fenced_lock(std::string_view name) const {
+    return deadbolt::fenced_lock(core_, executor_, name);
+  }
+
+  /// Closes the connections now (the destructor does too); operations still running complete with
+  /// errc::shutting_down. Lets an io_context whose only work is this client return from run().
+  void shutdown() {
+    asio::dispatch(executor_, [core = core_] { detail::shutdown(*core); });
+  }
 
   /// Called on the client's executor whenever a held lock's lease is found lost: renewal found the
   /// lock gone, or the server could not be reached for a whole lease.

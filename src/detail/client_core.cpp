@@ -270,6 +270,7 @@ std::shared_ptr<const lock_names> make_lock_names(std::string_view name) {
   names->name = std::string(name);
   names->channel = lock_channel(name);
   names->latch_prefix = unlock_latch_prefix(name);
+  names->token_key = prefix_name("redisson_lock_token", name);
   return names;
 }
 

@@ -1,8 +1,10 @@
-// The reentrant lock (PROTOCOL.md §2), in one place:
+// The reentrant lock (PROTOCOL.md §2) and its fenced variant (§6), in one place:
 //   keys      the bare name (hash: field "<client uuid>:<owner>" = hold count),
 //             channel redisson_lock__channel:{name} (message "0"),
 //             unlock latch redisson_unlock_latch:{name}:<request id>
 //   scripts   lua/lock_acquire.lua, lua/lock_unlock.lua, lua/lock_force_unlock.lua (+ lock_renew.lua)
+//   fenced    the same, but acquired by lua/fenced_acquire.lua, which also INCRs the token counter
+//             redisson_lock_token:{name} (no TTL, never deleted) and returns {-1, token} or {pttl, -1}
 //   waiting   try the acquire script; if busy, park on the channel for at most the holder's TTL
 //             (pub/sub is only a hint) and try again when woken.
 //   ambiguity an acquire whose outcome is unknown (timeout, dropped connection) is never re-run: we
@@ -26,6 +28,13 @@ constexpr int unlock_attempts = 3;
 
 bool ambiguous(std::error_code ec) {
   return ec == errc::outcome_unknown || ec == errc::timed_out || &ec.category() == &resp::resp_category();
+}
+
+// A connection problem rather than an answer: the same request can be made again once the
+// connection is back. (Server errors, shutdown, cancellation and full tables are answers.)
+bool transient(std::error_code ec) {
+  if (ambiguous(ec) || ec == errc::not_connected) return true;
+  return &ec.category() != &deadbolt_category() && ec != asio::error::operation_aborted;
 }
 
 // Unlock request ids need only be unique, not secret: a per-thread generator seeded once from the
@@ -54,9 +63,11 @@ class acquire_op final : public request, public waiter, public operation {
  public:
   explicit acquire_op(client_core& core) : core_(core) {}
 
-  void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, std::int64_t wait_ms,
-             std::int64_t lease_ms, completion& done) {
+  void start(const std::shared_ptr<const lock_names>& names, lock_kind kind, std::int64_t owner,
+             std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
     names_ = names;
+    fenced_ = kind == lock_kind::fenced;
+    token_ = 0;
     owner_ = owner;
     owner_digits_.set(owner);
     requested_lease_ms_ = lease_ms;
@@ -65,6 +76,7 @@ class acquire_op final : public request, public waiter, public operation {
     deadline_ns_ = wait_ms < 0 ? -1 : port::monotonic_ns() + wait_ms * ms_to_ns;
     done_ = &done;
     cancelled_ = false;
+    waited_ = false;
     const std::uint32_t held = core_.holds.find(names->name, owner);
     expected_count_ = (held == hold_table::none || core_.holds[held].lost ? 0 : core_.holds[held].count) + 1;
     attempt();
@@ -79,7 +91,7 @@ class acquire_op final : public request, public waiter, public operation {
   }
 
  private:
-  enum class phase { idle, attempt, verify, parked };
+  enum class phase { idle, attempt, verify, fetch_token, parked };
 
   void attempt() {
     phase_ = phase::attempt;
@@ -95,11 +107,40 @@ class acquire_op final : public request, public waiter, public operation {
       e.array(3).bulk("HGET").bulk(names_->name).bulk_concat({core_.id, ":", owner_digits_.view()});
       return;
     }
-    begin_script(e, *this, scripts::lock_acquire, 1, 2);
-    e.bulk(names_->name).bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()});
+    if (phase_ == phase::fetch_token) {
+      e.command("GET", names_->token_key);
+      return;
+    }
+    if (fenced_) {
+      begin_script(e, *this, scripts::fenced_acquire, 2, 2);
+      e.bulk(names_->name).bulk(names_->token_key);
+    } else {
+      begin_script(e, *this, scripts::lock_acquire, 1, 2);
+      e.bulk(names_->name);
+    }
+    e.bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()});
   }
 
-  void on_node(const resp::node& n) override { reply_.take(n); }
+  void on_node(const resp::node& n) override {
+    if (!fenced_ || phase_ != phase::attempt) return reply_.take(n);
+    // {-1, token} when acquired, {pttl, -1} when busy: kept as nil + token, or the TTL.
+    if (n.depth == 0) {
+      pair_size_ = 0;
+      if (n.type != resp::type::array) reply_.take(n);
+      return;
+    }
+    std::int64_t v = 0;
+    if (n.depth != 1 || n.type != resp::type::integer || pair_size_ >= 2 || !parse_int(n.value, v)) {
+      reply_.what = scalar_reply::kind::unexpected;
+      return;
+    }
+    pair_[pair_size_++] = v;
+    if (pair_size_ == 2) {
+      reply_.what = pair_[0] == -1 ? scalar_reply::kind::nil : scalar_reply::kind::integer;
+      reply_.value = pair_[0];
+      token_ = pair_[0] == -1 ? pair_[1] : 0;
+    }
+  }
 
   void on_done(std::error_code ec) override {
     if (ec) {
@@ -111,17 +152,40 @@ class acquire_op final : public request, public waiter, public operation {
         core_.submit(*this);
         return;
       }
-      finish(phase_ == phase::verify && ambiguous(ec) ? make_error_code(errc::outcome_unknown) : ec, 0);
+      if (waited_ && !cancelled_ && transient(ec) && (deadline_ns_ < 0 || port::monotonic_ns() < deadline_ns_)) {
+        // A waiter keeps its place through a connection outage: it asks again (the request waits for
+        // the connection to come back) until its own deadline. An ambiguous attempt stays ambiguous:
+        // keep asking for the hold count, never re-run the script.
+        reply_.reset();
+        if (phase_ == phase::attempt) return attempt();
+        core_.submit(*this);
+        return;
+      }
+      // A check that could not be made leaves the outcome unknown, whatever broke the connection.
+      const bool checking = phase_ == phase::verify || phase_ == phase::fetch_token;
+      finish(checking && transient(ec) ? make_error_code(errc::outcome_unknown) : ec, 0);
       return;
     }
     if (reply_.what == scalar_reply::kind::error) return finish(reply_.error, 0);
+    if (phase_ == phase::fetch_token) {
+      if (reply_.what != scalar_reply::kind::integer) return finish(errc::outcome_unknown, 0);
+      token_ = reply_.value;
+      return acquired();
+    }
     if (phase_ == phase::verify) {
       // A check answered with something else than a count leaves the acquire's outcome unknown.
       if (reply_.what != scalar_reply::kind::integer && reply_.what != scalar_reply::kind::nil) {
         return finish(errc::outcome_unknown, 0);
       }
       const std::int64_t count = reply_.what == scalar_reply::kind::integer ? reply_.value : 0;
-      if (count >= expected_count_) return acquired();
+      if (count >= expected_count_) {
+        if (!fenced_) return acquired();
+        // Ours: the counter's value is our token (only a holder increments it, and we hold it).
+        phase_ = phase::fetch_token;
+        reply_.reset();
+        core_.submit(*this);
+        return;
+      }
       return busy(0);  // it did not run (or was undone by expiry): try again if time allows
     }
     switch (reply_.what) {
@@ -140,7 +204,7 @@ class acquire_op final : public request, public waiter, public operation {
                                              : make_error_code(asio::error::operation_aborted),
                     0);
     }
-    finish({}, 1);
+    finish({}, fenced_ ? token_ : 1);
   }
 
   void busy(std::int64_t ttl_ms) {
@@ -152,6 +216,7 @@ class acquire_op final : public request, public waiter, public operation {
     std::int64_t wait_ns = (ttl_ms > 0 ? ttl_ms : no_ttl_recheck_ms) * ms_to_ns;
     if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - now);
     phase_ = phase::parked;
+    waited_ = true;
     if (auto ec = core_.subscriptions().wait(*this, names_->channel, wake_policy::one, std::chrono::nanoseconds(wait_ns))) {
       finish(ec, 0);
     }
@@ -190,6 +255,11 @@ class acquire_op final : public request, public waiter, public operation {
   completion* done_ = nullptr;
   phase phase_ = phase::idle;
   bool cancelled_ = false;
+  bool waited_ = false;  // found the lock taken and parked at least once
+  bool fenced_ = false;
+  std::int64_t token_ = 0;
+  std::int64_t pair_[2] = {};
+  std::size_t pair_size_ = 0;
   scalar_reply reply_;
 };
 
@@ -328,6 +398,7 @@ class query_op final : public request, public operation {
       case lock_query::is_held_by: e.array(3).bulk("HEXISTS").bulk(names_->name); field(); break;
       case lock_query::hold_count: e.array(3).bulk("HGET").bulk(names_->name); field(); break;
       case lock_query::remaining_ttl: e.command("PTTL", names_->name); break;
+      case lock_query::fencing_token: e.command("GET", names_->token_key); break;
       case lock_query::lease_lost: break;  // answered locally, never sent
     }
   }
@@ -385,12 +456,12 @@ op_ref start_connect(client_core& core, completion& done) {
   return {};
 }
 
-op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
-                     std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
+op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, lock_kind kind,
+                     std::int64_t owner, std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
   if (refuse(core, done)) return {};
   acquire_op* op = core.acquire_ops.take(core);
   const op_ref ref = op->ref();
-  op->start(names, owner, wait_ms, lease_ms, done);
+  op->start(names, kind, owner, wait_ms, lease_ms, done);
   return ref;
 }
 

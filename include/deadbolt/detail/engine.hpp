@@ -21,7 +21,11 @@ struct lock_names {
   std::string name;          ///< the lock hash: the bare name
   std::string channel;       ///< redisson_lock__channel:{name}
   std::string latch_prefix;  ///< redisson_unlock_latch:{name}
+  std::string token_key;     ///< redisson_lock_token:{name} (fenced lock)
 };
+
+/// Which acquire script a lock runs: both kinds share the hash, channel, unlock and renewal.
+enum class lock_kind { reentrant, fenced };
 std::shared_ptr<const lock_names> make_lock_names(std::string_view name);
 
 /// Creates the engine; errors in `cfg` are kept and reported by every operation.
@@ -48,14 +52,14 @@ struct result_reply {
 };
 
 /// wait_ms: < 0 waits forever, 0 does not wait. lease_ms: 0 means the watchdog lease.
-/// Completes with value 1 if acquired, 0 if the wait ran out.
-op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
-                     std::int64_t wait_ms, std::int64_t lease_ms, completion& done);
+/// Completes with 0 if the wait ran out; when acquired, with 1 (reentrant) or the fencing token (fenced).
+op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, lock_kind kind,
+                     std::int64_t owner, std::int64_t wait_ms, std::int64_t lease_ms, completion& done);
 /// Completes with value 1 when fully released, 0 when still held (reentrant).
 op_ref start_unlock(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
                     completion& done);
 
-enum class lock_query { force_unlock, is_locked, is_held_by, hold_count, remaining_ttl, lease_lost };
+enum class lock_query { force_unlock, is_locked, is_held_by, hold_count, remaining_ttl, lease_lost, fencing_token };
 op_ref start_query(client_core& core, const std::shared_ptr<const lock_names>& names, lock_query q,
                    std::int64_t owner, completion& done);
 

@@ -1,0 +1,34 @@
+# `cmake --install`: headers, static libraries, the CLI, a CMake package (find_package(deadbolt) gives
+# deadbolt::deadbolt) with a version file, and a pkg-config file (deadbolt.pc).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(DEADBOLT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/deadbolt)
+
+install(TARGETS deadbolt deadbolt_resp deadbolt_port deadbolt_asio
+  EXPORT deadboltTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY
+    ${PROJECT_SOURCE_DIR}/include/
+    ${PROJECT_SOURCE_DIR}/resp/include/
+    ${PROJECT_SOURCE_DIR}/ports/include/
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET deadbolt_cli)
+  install(TARGETS deadbolt_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+install(EXPORT deadboltTargets NAMESPACE deadbolt:: DESTINATION ${DEADBOLT_CMAKE_DIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/deadboltConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/deadboltConfig.cmake
+  INSTALL_DESTINATION ${DEADBOLT_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/deadboltConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+    ${CMAKE_CURRENT_BINARY_DIR}/deadboltConfig.cmake
+    ${CMAKE_CURRENT_BINARY_DIR}/deadboltConfigVersion.cmake
+  DESTINATION ${DEADBOLT_CMAKE_DIR})
+
+configure_file(${CMAKE_CURRENT_LIST_DIR}/deadbolt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/deadbolt.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/deadbolt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,199 @@
+// deadbolt run: wait for the lock, run COMMAND under it, release it when COMMAND ends.
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "child_process.hpp"
+#include "client_setup.hpp"
+#include "commands.hpp"
+#include "status_line.hpp"
+
+namespace deadbolt::cli {
+namespace {
+
+using std::chrono::milliseconds;
+using clock = std::chrono::steady_clock;
+
+class runner {
+ public:
+  explicit runner(const options& o)
+      : o_(o),
+        client_(io_.get_executor(), make_config(o)),
+        lock_(client_.lock(o.name)),
+        fenced_(client_.fenced_lock(o.name)),
+        signals_(io_, SIGINT, SIGTERM, SIGHUP),
+        children_(io_, SIGCHLD),
+        status_timer_(io_),
+        lease_timer_(io_),
+        kill_timer_(io_),
+        owner_(static_cast<deadbolt::owner_id>(::getpid())) {}
+
+  int run() {
+    if (auto ec = client_.config_error()) return report_connect_error(o_, ec);
+    client_.async_connect([this](std::error_code ec) {
+      if (ec) return finish(report_connect_error(o_, ec));
+      acquire();
+    });
+    watch_signals();
+    io_.run();
+    return exit_code_;
+  }
+
+ private:
+  void acquire() {
+    started_waiting_ = clock::now();
+    if (!o_.quiet && ::isatty(STDERR_FILENO)) show_status();
+    auto acquired = [this](std::error_code ec, std::optional<std::uint64_t> token) { on_acquired(ec, token); };
+    const milliseconds wait = o_.wait ? *o_.wait : milliseconds(-1);
+    if (o_.fenced) {
+      fenced_.async_try_lock(owner_, wait, o_.lease, asio::bind_cancellation_slot(cancel_wait_.slot(), acquired));
+    } else {
+      lock_.async_try_lock(owner_, wait, o_.lease,
+                           asio::bind_cancellation_slot(cancel_wait_.slot(), [acquired](std::error_code ec, bool got) {
+                             acquired(ec, got ? std::optional<std::uint64_t>(0) : std::nullopt);
+                           }));
+    }
+  }
+
+  void show_status() {
+    status_timer_.expires_after(milliseconds(250));
+    status_timer_.async_wait([this](std::error_code ec) {
+      if (ec || acquired_) return;
+      client_.async_command({"HGETALL", o_.name}, [this](std::error_code, deadbolt::reply holders) {
+        client_.async_command({"PTTL", o_.name}, [this, holders = std::move(holders)](std::error_code, deadbolt::reply ttl) {
+          if (acquired_ || finished_) return;
+          status_.show(o_.name, holders, ttl.as_int().value_or(-2), clock::now() - started_waiting_);
+          show_status();
+        });
+      });
+    });
+  }
+
+  void on_acquired(std::error_code ec, std::optional<std::uint64_t> token) {
+    status_timer_.cancel();
+    status_.clear();
+    if (finished_) return;
+    if (ec == asio::error::operation_aborted) return finish(128 + interrupted_by_);
+    if (ec) {
+      std::fprintf(stderr, "deadbolt: cannot take lock %s: %s\n", o_.name.c_str(), ec.message().c_str());
+      return finish(ec == deadbolt::errc::not_connected || ec.category() != deadbolt::deadbolt_category()
+                        ? exit_cannot_connect
+                        : exit_failure);
+    }
+    if (!token) {
+      std::fprintf(stderr, "deadbolt: timed out after %s waiting for lock %s\n", format(*o_.wait).c_str(),
+                   o_.name.c_str());
+      return finish(exit_wait_timed_out);
+    }
+    acquired_ = true;
+    std::vector<std::string> env{"DEADBOLT_LOCK_NAME=" + o_.name};
+    if (o_.fenced) env.push_back("DEADBOLT_FENCING_TOKEN=" + std::to_string(*token));
+    if (auto spawn_error = child_.spawn(o_.argv, env)) {
+      std::fprintf(stderr, "deadbolt: cannot run %s: %s\n", o_.argv[0].c_str(), spawn_error.message().c_str());
+      return release(127);
+    }
+    watch_child();
+    watch_lease();
+  }
+
+  void watch_lease() {
+    client_.on_lease_lost([this](std::string_view lost_name, deadbolt::owner_id lost_owner) {
+      if (lost_name == o_.name && lost_owner == owner_) lease_lost("it was taken away or expired");
+    });
+    if (o_.lease.count() > 0) {
+      // A fixed lease is not renewed: when it runs out, the lock is no longer ours.
+      lease_timer_.expires_after(o_.lease);
+      lease_timer_.async_wait([this](std::error_code ec) {
+        if (!ec) lease_lost("the lease of " + format(o_.lease) + " ran out");
+      });
+    }
+  }
+
+  void lease_lost(const std::string& why) {
+    if (lost_ || !child_.running()) return;
+    lost_ = true;
+    std::fprintf(stderr, "deadbolt: lost lock %s (%s): stopping the command\n", o_.name.c_str(), why.c_str());
+    child_.send(SIGTERM);
+    kill_timer_.expires_after(o_.grace);
+    kill_timer_.async_wait([this](std::error_code ec) {
+      if (!ec) child_.send(SIGKILL);
+    });
+  }
+
+  void watch_signals() {
+    signals_.async_wait([this](std::error_code ec, int signal) {
+      if (ec || finished_) return;
+      if (acquired_) {
+        child_.send(signal);  // the command decides; we release when it exits
+      } else {
+        interrupted_by_ = signal;
+        cancel_wait_.emit(asio::cancellation_type::terminal);
+      }
+      watch_signals();
+    });
+  }
+
+  void watch_child() {
+    children_.async_wait([this](std::error_code ec, int) {
+      if (ec) return;
+      if (!child_.reap()) return watch_child();
+      kill_timer_.cancel();
+      lease_timer_.cancel();
+      release(lost_ ? exit_lease_lost : child_.exit_status());
+    });
+  }
+
+  void release(int code) {
+    lock_.async_unlock(owner_, [this, code](std::error_code ec) {
+      if (ec == deadbolt::errc::lease_lost || ec == deadbolt::errc::not_owner) {
+        if (!lost_) std::fprintf(stderr, "deadbolt: lock %s was no longer held when the command ended\n", o_.name.c_str());
+        return finish(exit_lease_lost);
+      }
+      if (ec) std::fprintf(stderr, "deadbolt: could not release lock %s: %s\n", o_.name.c_str(), ec.message().c_str());
+      finish(code);
+    });
+  }
+
+  void finish(int code) {
+    if (finished_) return;
+    finished_ = true;
+    exit_code_ = code;
+    status_timer_.cancel();
+    lease_timer_.cancel();
+    kill_timer_.cancel();
+    signals_.cancel();
+    children_.cancel();
+    client_.shutdown();
+  }
+
+  const options& o_;
+  asio::io_context io_;
+  deadbolt::client client_;
+  deadbolt::reentrant_lock lock_;  // unlock is the same for both kinds
+  deadbolt::fenced_lock fenced_;
+  asio::signal_set signals_;
+  asio::signal_set children_;
+  asio::steady_timer status_timer_;
+  asio::steady_timer lease_timer_;
+  asio::steady_timer kill_timer_;
+  asio::cancellation_signal cancel_wait_;
+  deadbolt::owner_id owner_;
+  child_process child_;
+  status_line status_;
+  clock::time_point started_waiting_;
+  bool acquired_ = false;
+  bool lost_ = false;
+  bool finished_ = false;
+  int interrupted_by_ = 0;
+  int exit_code_ = exit_failure;
+};
+
+}  // namespace
+
+int run_command(const options& o) { return runner(o).run(); }
+
+}  // namespace deadbolt::cli
