@@ -246,6 +246,11 @@ void connection::handshake_reply(handshake_step& step, std::error_code ec) {
 void connection::handshake_failed(std::error_code ec) {
   steps_pending_ = 0;
   drop(ec);
+  // The server's answer will not change on the next attempt: tell the waiting requests now rather
+  // than at their deadline. (Reconnecting goes on, for a server that is being reconfigured.)
+  if (ec == errc::auth_failed || ec == errc::permission_denied || ec == errc::invalid_config) {
+    pipeline_.fail_unsent(ec);
+  }
 }
 
 void connection::handshake_done() {

@@ -117,6 +117,10 @@ void pipeline::connection_lost(std::error_code sent_error) {
 
 void pipeline::fail_all(std::error_code ec) {
   connection_lost(ec);
+  fail_unsent(ec);
+}
+
+void pipeline::fail_unsent(std::error_code ec) {
   out_.clear();
   request_queue queued;
   queued.splice_back(queued_);

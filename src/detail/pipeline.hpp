@@ -57,6 +57,8 @@ class pipeline {
   void connection_lost(std::error_code sent_error);
   /// Fails every request, sent or not (shutdown).
   void fail_all(std::error_code ec);
+  /// Fails the requests not yet written (a definitive login failure: waiting would not help).
+  void fail_unsent(std::error_code ec);
   /// Fails requests whose deadline passed. Returns true if a *sent* request timed out, which means the
   /// connection is stuck and must be dropped (replies are in order; one cannot be skipped).
   bool expire(std::int64_t now_ns, std::error_code unsent_error);
