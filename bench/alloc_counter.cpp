@@ -1,28 +1,61 @@
 #include "alloc_counter.hpp"
 
+#include <execinfo.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 
-// glibc's own entry points, which its malloc, calloc, realloc and free are aliases of.
+// glibc's own entry points, which its malloc, calloc, realloc, free and aligned allocators are
+// aliases of (aligned_alloc and memalign are both __libc_memalign).
 extern "C" {
 void* __libc_malloc(std::size_t size);
 void* __libc_calloc(std::size_t count, std::size_t size);
 void* __libc_realloc(void* ptr, std::size_t size);
 void __libc_free(void* ptr);
+void* __libc_memalign(std::size_t alignment, std::size_t size);
+void* __libc_valloc(std::size_t size);
+void* __libc_pvalloc(std::size_t size);
 }
 
 namespace {
 // Benchmarks count on one thread; plain variables keep the counting cost out of the figures.
 bool counting = false;
 std::size_t allocations = 0;
+// DEADBOLT_BENCH_ALLOC_TRACE=N: the call stacks of the first N counted allocations go to stderr
+// (resolve them with addr2line -f -C -e <binary> <offset>).
+long trace_left = 0;
+bool tracing = false;
+
+void trace() noexcept {
+  tracing = true;  // backtrace() may allocate
+  void* frames[32];
+  const int n = backtrace(frames, 32);
+  static const char header[] = "-- counted allocation:\n";
+  if (write(2, header, sizeof header - 1) < 0) {}
+  backtrace_symbols_fd(frames, n, 2);
+  tracing = false;
+}
 
 inline void count() noexcept {
-  if (counting) ++allocations;
+  if (!counting) return;
+  ++allocations;
+  if (trace_left > 0 && !tracing) {
+    --trace_left;
+    trace();
+  }
 }
 }  // namespace
 
 namespace deadbolt::bench {
 
 void start_counting_allocations() noexcept {
+  if (const char* n = std::getenv("DEADBOLT_BENCH_ALLOC_TRACE")) {
+    void* frame;
+    backtrace(&frame, 1);  // loads the unwinder now, not while counting
+    trace_left = std::atol(n);
+  }
   allocations = 0;
   counting = true;
 }
@@ -30,6 +63,11 @@ void start_counting_allocations() noexcept {
 std::size_t stop_counting_allocations() noexcept {
   counting = false;
   return allocations;
+}
+
+std::size_t heap_bytes_in_use() noexcept {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
 }
 
 }  // namespace deadbolt::bench
@@ -54,5 +92,35 @@ void* realloc(void* ptr, std::size_t size) noexcept {
 }
 
 void free(void* ptr) noexcept { __libc_free(ptr); }
+
+void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+  count();
+  return __libc_memalign(alignment, size);
+}
+
+void* memalign(std::size_t alignment, std::size_t size) noexcept {
+  count();
+  return __libc_memalign(alignment, size);
+}
+
+int posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
+  // glibc's checks: a power of two multiple of sizeof(void*).
+  if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0 || alignment == 0) return EINVAL;
+  count();
+  void* p = __libc_memalign(alignment, size);
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+void* valloc(std::size_t size) noexcept {
+  count();
+  return __libc_valloc(size);
+}
+
+void* pvalloc(std::size_t size) noexcept {
+  count();
+  return __libc_pvalloc(size);
+}
 
 }  // extern "C"

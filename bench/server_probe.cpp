@@ -1,0 +1,149 @@
+#include "server_probe.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace deadbolt::bench {
+
+namespace {
+constexpr const char* raw_key = "bench-raw-evalsha";
+}
+
+void die(const char* bench, const std::string& what) {
+  std::fprintf(stderr, "%s: %s\n", bench, what.c_str());
+  std::exit(1);
+}
+
+std::size_t median_index(const std::vector<double>& values) {
+  std::vector<std::size_t> order(values.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+  return order.empty() ? 0 : order[(order.size() - 1) / 2];
+}
+
+double process_cpu_us() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+options::options(int argc, char** argv, const char* bench) : bench_(bench) {
+  for (int i = 1; i < argc; i += 2) {
+    const std::string name = argv[i];
+    if (name.size() < 3 || name.compare(0, 2, "--") != 0 || i + 1 >= argc) {
+      die(bench, "usage: " + std::string(bench) + " --port N [--option value ...]");
+    }
+    values_[name.substr(2)] = argv[i + 1];
+  }
+}
+
+long options::get(const std::string& name, long fallback) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(it->second.c_str(), &end, 10);
+  if (end == it->second.c_str() || *end != '\0') die(bench_, "--" + name + " wants a number");
+  return v;
+}
+
+std::string options::get(const std::string& name, const std::string& fallback) const {
+  const auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+server_probe::server_probe(const char* bench, int port) : bench_(bench), port_(port) {
+  if (port <= 0) die(bench, "--port is required (bench/run passes the server's)");
+  ctx_ = redisConnect("127.0.0.1", port);
+  if (ctx_ == nullptr || ctx_->err != 0) die(bench, "cannot connect to redis-server on port " + std::to_string(port));
+}
+
+server_probe::~server_probe() {
+  if (ctx_ != nullptr) redisFree(ctx_);
+}
+
+redisReply* server_probe::run(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  auto* reply = static_cast<redisReply*>(redisvCommand(ctx_, format, args));
+  va_end(args);
+  if (reply == nullptr) die(bench_, std::string("server query failed: ") + ctx_->errstr);
+  if (reply->type == REDIS_REPLY_ERROR) die(bench_, std::string("server error: ") + reply->str);
+  return reply;
+}
+
+command_counts server_probe::commandstats() {
+  redisReply* reply = run("INFO commandstats");
+  command_counts counts;
+  std::istringstream lines(std::string(reply->str, reply->len));
+  freeReplyObject(reply);
+  std::string line;
+  // cmdstat_evalsha:calls=600000,usec=...   (subcommands: cmdstat_script|load:...)
+  while (std::getline(lines, line)) {
+    if (line.compare(0, 8, "cmdstat_") != 0) continue;
+    const auto colon = line.find(':');
+    const auto calls = line.find("calls=", colon);
+    const auto usec = line.find(",usec=", colon);
+    if (colon == std::string::npos || calls == std::string::npos || usec == std::string::npos) continue;
+    counts[line.substr(8, colon - 8)] = {std::strtoull(line.c_str() + calls + 6, nullptr, 10),
+                                         std::strtoull(line.c_str() + usec + 6, nullptr, 10)};
+  }
+  return counts;
+}
+
+long long server_probe::pttl(const std::string& key) {
+  redisReply* reply = run("PTTL %b", key.data(), key.size());
+  const long long v = reply->integer;
+  freeReplyObject(reply);
+  return v;
+}
+
+void server_probe::del(const std::string& key) { freeReplyObject(run("DEL %b", key.data(), key.size())); }
+
+std::string server_probe::load_script(const std::string& name) {
+  const std::string path = std::string(DEADBOLT_BENCH_LUA_DIR) + "/" + name + ".lua";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) die(bench_, "cannot read " + path);
+  std::ostringstream body;
+  body << in.rdbuf();
+  const std::string text = body.str();
+  redisReply* reply = run("SCRIPT LOAD %b", text.data(), text.size());
+  std::string sha(reply->str, reply->len);
+  freeReplyObject(reply);
+  return sha;
+}
+
+double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int clients, int pipeline, long requests,
+                         double* server_us_per_call) {
+  const command_counts before = probe.commandstats();
+  const std::string command = "redis-benchmark -h 127.0.0.1 -p " + std::to_string(probe.port()) + " -c " +
+                              std::to_string(clients) + " -P " + std::to_string(pipeline) + " -n " +
+                              std::to_string(requests) + " --csv EVALSHA " + sha + " 1 " + raw_key +
+                              " 30000 owner:1";
+  FILE* out = popen(command.c_str(), "r");
+  if (out == nullptr) die("redis-benchmark", "cannot run: " + command);
+  std::string text;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) text.append(buffer, n);
+  if (pclose(out) != 0) die("redis-benchmark", "failed: " + command + "\n" + text);
+  // --csv: a header line, then "EVALSHA ...","<requests per second>","<avg latency>",...
+  const auto row = text.find("\n\"EVALSHA");
+  const auto field = row == std::string::npos ? row : text.find("\",\"", row + 1);
+  if (field == std::string::npos) die("redis-benchmark", "unexpected output:\n" + text);
+  const double rate = std::strtod(text.c_str() + field + 3, nullptr);
+  if (!(rate > 0)) die("redis-benchmark", "unexpected output:\n" + text);
+  if (server_us_per_call != nullptr) {
+    const command_stat d = delta_stat(before, probe.commandstats(), "evalsha");
+    *server_us_per_call = static_cast<double>(d.usec) / static_cast<double>(d.calls);
+  }
+  probe.del(raw_key);
+  return rate;
+}
+
+}  // namespace deadbolt::bench

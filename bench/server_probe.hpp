@@ -1,0 +1,95 @@
+// Helpers for the lock benchmarks that run against a server started by bench/run (lib.sh start_redis):
+// command-line options, a hiredis connection for side-channel queries (INFO commandstats, PTTL, ...)
+// and the raw limit measured with redis-benchmark running EVALSHA of lua/lock_acquire.lua.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace deadbolt::bench {
+
+[[noreturn]] void die(const char* bench, const std::string& what);
+
+/// `--name value` options; every benchmark takes --port (the server's, from bench/run).
+class options {
+ public:
+  options(int argc, char** argv, const char* bench);
+  long get(const std::string& name, long fallback) const;
+  std::string get(const std::string& name, const std::string& fallback) const;
+
+ private:
+  const char* bench_;
+  std::map<std::string, std::string> values_;
+};
+
+/// Which of `values` is the median (the lower middle one for an even count). The lock benchmarks run
+/// rounds of (raw limit, client) back to back and report the round with the median ratio: the machine's
+/// speed drifts, and a ratio of two neighbouring measurements drifts much less than either.
+std::size_t median_index(const std::vector<double>& values);
+
+/// CPU time (user + system) this process has used so far, in microseconds.
+double process_cpu_us();
+
+using clock_type = std::chrono::steady_clock;
+inline double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+/// Per-command figures from INFO commandstats ("evalsha", "hexists", "publish", ...): calls, and the
+/// server's time spent in them. Commands a script runs through redis.call/pcall are counted under their
+/// own names too (and their time is also part of the script's).
+struct command_stat {
+  std::uint64_t calls = 0;
+  std::uint64_t usec = 0;
+};
+using command_counts = std::map<std::string, command_stat>;
+inline command_stat delta_stat(const command_counts& before, const command_counts& after, const std::string& cmd) {
+  const auto a = after.find(cmd);
+  const auto b = before.find(cmd);
+  const command_stat x = a == after.end() ? command_stat{} : a->second;
+  const command_stat y = b == before.end() ? command_stat{} : b->second;
+  return {x.calls - y.calls, x.usec - y.usec};
+}
+inline std::uint64_t delta(const command_counts& before, const command_counts& after, const std::string& cmd) {
+  return delta_stat(before, after, cmd).calls;
+}
+
+/// A plain hiredis connection to the benchmark's server, for measuring from the side.
+class server_probe {
+ public:
+  server_probe(const char* bench, int port);
+  ~server_probe();
+  server_probe(const server_probe&) = delete;
+  server_probe& operator=(const server_probe&) = delete;
+
+  int port() const { return port_; }
+  command_counts commandstats();
+  /// PTTL key in ms (-2: no key, -1: no TTL).
+  long long pttl(const std::string& key);
+  void del(const std::string& key);
+  /// SCRIPT LOAD of lua/<name>.lua (DEADBOLT_BENCH_LUA_DIR); returns its SHA1, which is the one the
+  /// library sends (it embeds the same files), so its EVALSHAs find the script cached.
+  std::string load_script(const std::string& name);
+  std::string load_acquire_script() { return load_script("lock_acquire"); }
+
+ private:
+  redisReply* run(const char* format, ...);
+  const char* bench_;
+  int port_;
+  redisContext* ctx_ = nullptr;
+};
+
+/// Runs redis-benchmark (redis-tools) on the server: `-c clients -P pipeline -n requests` EVALSHA of
+/// the acquire script on one key (1 key, lease 30000, owner "owner:1"; the same owner re-enters, so
+/// every call succeeds), and returns its requests per second. The key is deleted afterwards. If
+/// `server_us_per_call` is given, it receives the server's time per EVALSHA (INFO commandstats).
+double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int clients, int pipeline, long requests,
+                         double* server_us_per_call = nullptr);
+
+}  // namespace deadbolt::bench
