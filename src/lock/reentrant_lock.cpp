@@ -8,8 +8,10 @@
 //   waiting   try the acquire script; if busy, park on the channel for at most the holder's TTL
 //             (pub/sub is only a hint) and try again when woken.
 //   ambiguity an acquire whose outcome is unknown (timeout, dropped connection) is never re-run: we
-//             read our own hold count instead. Unlock is retried with the same request id; the
-//             latch makes the retry idempotent.
+//             read our own hold count instead (and if it is ours but that took over a renewal
+//             period, restart its lease with lock_renew.lua). A waiter keeps waiting through a
+//             connection outage. Unlock is retried with the same request id; the latch makes the
+//             retry idempotent.
 #include <chrono>
 
 #include "deadbolt/error.hpp"
@@ -91,7 +93,7 @@ class acquire_op final : public request, public waiter, public operation {
   }
 
  private:
-  enum class phase { idle, attempt, verify, fetch_token, parked };
+  enum class phase { idle, attempt, verify, refresh, fetch_token, parked };
 
   void attempt() {
     phase_ = phase::attempt;
@@ -102,7 +104,24 @@ class acquire_op final : public request, public waiter, public operation {
     core_.submit(*this);
   }
 
+  // The check found the hold ours, but the script ran at some unknown time since the attempt was sent.
+  // After an outage that can be longer ago than the watchdog can bridge (it would count the lease from
+  // the attempt and find it lapsed before renewing): restart the lease now, if the hold is still ours.
+  void refresh() {
+    phase_ = phase::refresh;
+    runs_script = true;
+    send_script_body = false;
+    reply_.reset();
+    sent_ns_ = port::monotonic_ns();
+    core_.submit(*this);
+  }
+
   void encode(resp::encoder& e) override {
+    if (phase_ == phase::refresh) {
+      begin_script(e, *this, scripts::lock_renew, 1, 2);
+      e.bulk(names_->name).bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()});
+      return;
+    }
     if (phase_ == phase::verify) {
       e.array(3).bulk("HGET").bulk(names_->name).bulk_concat({core_.id, ":", owner_digits_.view()});
       return;
@@ -122,6 +141,11 @@ class acquire_op final : public request, public waiter, public operation {
   }
 
   void on_node(const resp::node& n) override {
+    if (phase_ == phase::refresh && n.depth == 1) {  // lock_renew's one flag
+      reply_.what = n.type == resp::type::integer && parse_int(n.value, reply_.value) ? scalar_reply::kind::integer
+                                                                                     : scalar_reply::kind::unexpected;
+      return;
+    }
     if (!fenced_ || phase_ != phase::attempt) return reply_.take(n);
     // {-1, token} when acquired, {pttl, -1} when busy: kept as nil + token, or the TTL.
     if (n.depth == 0) {
@@ -158,11 +182,12 @@ class acquire_op final : public request, public waiter, public operation {
         // keep asking for the hold count, never re-run the script.
         reply_.reset();
         if (phase_ == phase::attempt) return attempt();
+        if (phase_ == phase::refresh) return refresh();
         core_.submit(*this);
         return;
       }
       // A check that could not be made leaves the outcome unknown, whatever broke the connection.
-      const bool checking = phase_ == phase::verify || phase_ == phase::fetch_token;
+      const bool checking = phase_ == phase::verify || phase_ == phase::refresh || phase_ == phase::fetch_token;
       finish(checking && transient(ec) ? make_error_code(errc::outcome_unknown) : ec, 0);
       return;
     }
@@ -178,21 +203,31 @@ class acquire_op final : public request, public waiter, public operation {
         return finish(errc::outcome_unknown, 0);
       }
       const std::int64_t count = reply_.what == scalar_reply::kind::integer ? reply_.value : 0;
-      if (count >= expected_count_) {
-        if (!fenced_) return acquired();
-        // Ours: the counter's value is our token (only a holder increments it, and we hold it).
-        phase_ = phase::fetch_token;
-        reply_.reset();
-        core_.submit(*this);
-        return;
-      }
-      return busy(0);  // it did not run (or was undone by expiry): try again if time allows
+      if (count < expected_count_) return busy(0);  // it did not run (or was undone by expiry): try again
+      // Ours. If the attempt was sent longer ago than a renewal period, refresh the lease first.
+      const std::int64_t lease_ms = requested_lease_ms_ > 0 ? requested_lease_ms_ : core_.watchdog_ms();
+      if (port::monotonic_ns() - sent_ns_ >= lease_ms * ms_to_ns / 3) return refresh();
+      return owned();
+    }
+    if (phase_ == phase::refresh) {
+      if (reply_.what != scalar_reply::kind::integer) return finish(errc::outcome_unknown, 0);
+      if (reply_.value != 1) return busy(0);  // lapsed between the check and the refresh
+      return owned();
     }
     switch (reply_.what) {
       case scalar_reply::kind::nil: return acquired();
       case scalar_reply::kind::integer: return busy(reply_.value);
       default: return finish(errc::protocol_error, 0);
     }
+  }
+
+  // The hold is ours: done, or (fenced) fetch its token first.
+  void owned() {
+    if (!fenced_) return acquired();
+    // Ours: the counter's value is our token (only a holder increments it, and we hold it).
+    phase_ = phase::fetch_token;
+    reply_.reset();
+    core_.submit(*this);
   }
 
   void acquired() {
