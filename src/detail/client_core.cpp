@@ -1,5 +1,8 @@
 #include "detail/client_core.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/ids.hpp"
@@ -204,10 +207,14 @@ void client_core::lease_lost(std::uint32_t index) {
   if (on_lost) on_lost(h.name, h.owner);
 }
 
-void client_core::arm_renewal() {
+void client_core::arm_renewal(std::int64_t delay_ns) {
   if (renewal_armed || stopped) return;
   renewal_armed = true;
-  renewal_timer.expires_after(cfg.watchdog_timeout / 3);
+  if (delay_ns < 0) {
+    renewal_timer.expires_after(cfg.watchdog_timeout / 3);
+  } else {
+    renewal_timer.expires_after(std::chrono::nanoseconds(delay_ns));
+  }
   renewal_timer.async_wait([self = shared_from_this()](std::error_code ec) {
     if (ec || self->stopped) return;
     self->renewal_armed = false;
@@ -218,6 +225,7 @@ void client_core::arm_renewal() {
 void client_core::renew() {
   const std::int64_t now = port::monotonic_ns();
   const std::int64_t lease_ns = watchdog_ms() * 1'000'000;
+  std::int64_t next_run_ns = std::chrono::nanoseconds(cfg.watchdog_timeout / 3).count();
   renew_batch* batch = nullptr;
   bool any = false;
   for (std::uint32_t i = 0; i < holds.capacity(); ++i) {
@@ -227,6 +235,9 @@ void client_core::renew() {
       lease_lost(i);  // not confirmed for a whole lease: it has expired on the server
       continue;
     }
+    // A lease whose renewals keep failing may end before the next regular run (holds are confirmed
+    // out of step with the runs): run again when it ends, so the holder hears of it then, not later.
+    next_run_ns = std::min(next_run_ns, h.confirmed_ns + lease_ns - now);
     any = true;
     if (batch == nullptr) {
       batch = renew_batches.take(*this);
@@ -239,7 +250,7 @@ void client_core::renew() {
     }
   }
   if (batch != nullptr) batch->send();
-  if (any) arm_renewal();
+  if (any) arm_renewal(next_run_ns);
 }
 
 // ---- entry points --------------------------------------------------------------------------------

@@ -51,7 +51,8 @@ class client_core : public std::enable_shared_from_this<client_core> {
   std::uint32_t record_acquired(std::string_view name, std::int64_t owner, std::int64_t lease_ms,
                                 std::int64_t confirmed_ns);
   void lease_lost(std::uint32_t hold_index);
-  void arm_renewal();
+  /// Arms the watchdog's next run: a third of the lease from now, or after `delay_ns` if given.
+  void arm_renewal(std::int64_t delay_ns = -1);
   void renew();
 
   std::int64_t watchdog_ms() const { return cfg.watchdog_timeout.count(); }
