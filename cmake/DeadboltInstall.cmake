@@ -5,6 +5,13 @@ include(CMakePackageConfigHelpers)
 
 set(DEADBOLT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/deadbolt)
 
+# A build without exceptions compiles Asio with ASIO_NO_EXCEPTIONS and ASIO_NO_TYPEID (set directory-wide
+# by DeadboltOptions.cmake, so they reach neither the package nor a parent project). Asio's inline and
+# template code in deadbolt's headers must be compiled the same way by consumers: pass them on.
+if(DEADBOLT_NO_EXCEPTIONS)
+  target_compile_definitions(deadbolt_asio INTERFACE ASIO_NO_EXCEPTIONS ASIO_NO_TYPEID)
+endif()
+
 install(TARGETS deadbolt deadbolt_resp deadbolt_port deadbolt_asio
   EXPORT deadboltTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -30,5 +37,25 @@ install(FILES
     ${CMAKE_CURRENT_BINARY_DIR}/deadboltConfigVersion.cmake
   DESTINATION ${DEADBOLT_CMAKE_DIR})
 
+# deadbolt.pc finds the prefix from its own location (${pcfiledir}), so it stays right when the prefix
+# is chosen at install time (cmake --install --prefix) or the installed tree is moved; only absolute
+# install directories are written as they are.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(DEADBOLT_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  string(REGEX REPLACE "[^/]+" ".." pc_up "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+  set(DEADBOLT_PC_PREFIX "\${pcfiledir}/${pc_up}")
+endif()
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(DEADBOLT_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(DEADBOLT_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
+set(DEADBOLT_PC_CFLAGS "-DASIO_STANDALONE -DASIO_NO_DEPRECATED")
+if(DEADBOLT_NO_EXCEPTIONS)
+  string(APPEND DEADBOLT_PC_CFLAGS " -DASIO_NO_EXCEPTIONS -DASIO_NO_TYPEID")
+endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/deadbolt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/deadbolt.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/deadbolt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
