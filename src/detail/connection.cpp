@@ -275,6 +275,7 @@ void connection::read() {
   }
   const auto gen = generation_;
   socket_.async_read_some(asio::buffer(space, room),
+                          asio::bind_allocator(handler_allocator<char>(read_memory_),
                           [self = shared_from_this(), gen](std::error_code ec, std::size_t n) {
                             if (gen != self->generation_) return;
                             if (ec) {
@@ -293,7 +294,7 @@ void connection::read() {
                             if (gen != self->generation_) return;  // a callback dropped or stopped us
                             self->flush();  // replies may have queued requests (NOSCRIPT retries)
                             self->read();
-                          });
+                          }));
 }
 
 void connection::flush() {
@@ -302,6 +303,7 @@ void connection::flush() {
   const std::string& bytes = pipeline_.take_output();
   const auto gen = generation_;
   asio::async_write(socket_, asio::buffer(bytes),
+                    asio::bind_allocator(handler_allocator<char>(write_memory_),
                     [self = shared_from_this(), gen](std::error_code ec, std::size_t) {
                       if (gen != self->generation_) return;
                       if (ec) {
@@ -310,7 +312,7 @@ void connection::flush() {
                       }
                       self->pipeline_.write_done();
                       self->flush();
-                    });
+                    }));
 }
 
 void connection::arm_deadline_timer() {

@@ -11,6 +11,7 @@
 #include "deadbolt/config.hpp"
 #include "deadbolt/port/asio.hpp"
 #include "deadbolt/resp/read_buffer.hpp"
+#include "detail/handler_memory.hpp"
 #include "detail/pipeline.hpp"
 
 namespace deadbolt::detail {
@@ -83,6 +84,8 @@ class connection : public std::enable_shared_from_this<connection> {
   asio::steady_timer reconnect_timer_;
   std::int64_t deadline_armed_ns_ = 0;
   resp::read_buffer input_;
+  handler_memory read_memory_;   // the one read in flight
+  handler_memory write_memory_;  // the one write in flight
   pipeline pipeline_;
   std::unique_ptr<handshake_step[]> steps_;
   std::size_t steps_pending_ = 0;

@@ -68,6 +68,8 @@ std::uint32_t subscriber::claim_channel(std::string_view name, wake_policy polic
     c.name.assign(name);
     c.policy = policy;
     c.waiters = 0;
+    c.contenders = 0;
+    c.messages = 0;
     c.first = c.last = none;
     c.state = channel_state::subscribing;
     ++channels_in_use_;
@@ -90,7 +92,7 @@ void subscriber::send(std::string_view verb, std::string_view channel) {
 }
 
 std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_policy policy,
-                                 std::chrono::nanoseconds timeout) {
+                                 std::chrono::nanoseconds timeout, std::uint64_t seen) {
   if (stopped_) return errc::shutting_down;
   if (free_slots_.empty()) return errc::waiter_table_full;
   std::uint32_t ch = find_channel(channel);
@@ -113,6 +115,18 @@ std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_polic
   ++waiters_in_use_;
   waiter_slot& slot = slots_[index];
   channel_entry& c = channels_[ch];
+  if (!w.contending) {
+    w.contending = true;
+    w.contended_channel = ch;
+    ++c.contenders;
+  }
+  // A message that came after the caller's attempt was sent, while it was not parked, is delivered
+  // now, through the timer (never from inside wait()).
+  slot.on_timer = wake_reason::timeout;
+  if (c.messages != seen) {
+    slot.on_timer = wake_reason::message;
+    timeout = std::chrono::nanoseconds(0);
+  }
   slot.who = &w;
   slot.channel = ch;
   slot.prev = c.last;
@@ -125,7 +139,7 @@ std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_polic
   slot.timer.expires_after(timeout);
   slot.timer.async_wait([self = shared_from_this(), index, gen](std::error_code ec) {
     if (ec || self->slots_[index].generation != gen || self->slots_[index].who == nullptr) return;
-    self->wake(index, wake_reason::timeout);
+    self->wake(index, self->slots_[index].on_timer);
   });
   return {};
 }
@@ -138,6 +152,24 @@ bool subscriber::cancel(waiter& w) {
     }
   }
   return false;
+}
+
+void subscriber::withdraw(waiter& w) {
+  if (!w.contending) return;
+  w.contending = false;
+  channel_entry& c = channels_[w.contended_channel];
+  if (c.contenders > 0) --c.contenders;
+  if (c.contenders == 0 && c.waiters == 0) release_channel(w.contended_channel);
+}
+
+std::uint64_t subscriber::messages_on(std::string_view channel) const {
+  const std::uint32_t ch = find_channel(channel);
+  return ch == none ? 0 : channels_[ch].messages;
+}
+
+bool subscriber::has_contenders(std::string_view channel) const {
+  const std::uint32_t ch = find_channel(channel);
+  return ch != none && channels_[ch].contenders > 0;
 }
 
 void subscriber::wake(std::uint32_t index, wake_reason why) {
@@ -154,19 +186,21 @@ void subscriber::wake(std::uint32_t index, wake_reason why) {
   slot.timer.cancel();
   free_slots_.push_back(index);
   --waiters_in_use_;
-  if (c.waiters == 0) release_channel(ch);
+  if (c.waiters == 0 && c.contenders == 0) release_channel(ch);
+  if (why == wake_reason::shutdown || why == wake_reason::cancelled) withdraw(*who);
   who->on_wake(why);
 }
 
 void subscriber::wake_channel(std::uint32_t ch, std::uint32_t how_many, wake_reason why) {
   // Only the waiters parked now: a woken waiter that parks again goes to the back of the FIFO.
-  std::uint32_t n = std::min(how_many, channels_[ch].waiters);
-  while (n-- > 0 && channels_[ch].first != none) wake(channels_[ch].first, why);
+  channel_entry& c = channels_[ch];
+  std::uint32_t n = std::min(how_many, c.waiters);
+  while (n-- > 0 && c.first != none) wake(c.first, why);
 }
 
 void subscriber::release_channel(std::uint32_t ch) {
   channel_entry& c = channels_[ch];
-  if (stopped_ || c.waiters > 0) return;
+  if (stopped_ || c.waiters > 0 || c.contenders > 0) return;
   c.idle_seen = false;
   arm_sweep();
 }
@@ -186,7 +220,7 @@ void subscriber::sweep() {
   bool more = false;
   for (auto& c : channels_) {
     const bool live = c.state == channel_state::subscribing || c.state == channel_state::subscribed;
-    if (!live || c.waiters > 0) continue;
+    if (!live || c.waiters > 0 || c.contenders > 0) continue;
     if (!c.idle_seen) {
       c.idle_seen = true;
       more = true;
@@ -206,7 +240,7 @@ void subscriber::sweep() {
 void subscriber::on_connected() {
   for (auto& c : channels_) {
     if (c.state == channel_state::free) continue;
-    if (c.waiters == 0) {
+    if (c.waiters == 0 && c.contenders == 0) {
       c.state = channel_state::free;
       --channels_in_use_;
       continue;
@@ -234,6 +268,7 @@ void subscriber::on_push(std::string_view kind, std::string_view channel, std::s
   if (ch == none) return;
   channel_entry& c = channels_[ch];
   if (kind == "message") {
+    ++c.messages;
     std::uint32_t n = 1;
     switch (c.policy) {
       case wake_policy::one: break;
@@ -257,7 +292,7 @@ void subscriber::on_push(std::string_view kind, std::string_view channel, std::s
     // A message published before the subscription took effect was missed: everyone re-checks.
     wake_channel(ch, c.waiters, wake_reason::resubscribed);
   } else if (kind == "unsubscribe") {
-    if (c.state == channel_state::unsubscribing && c.waiters == 0) {
+    if (c.state == channel_state::unsubscribing && c.waiters == 0 && c.contenders == 0) {
       c.state = channel_state::free;
       --channels_in_use_;
     }

@@ -35,6 +35,11 @@ class waiter {
  public:
   virtual void on_wake(wake_reason why) = 0;
 
+  // Set by the subscriber: this waiter counts as a contender for `contended_channel` from its first
+  // wait() until withdraw(), parked or not (it may be re-checking after a wake-up).
+  bool contending = false;
+  std::uint32_t contended_channel = 0;
+
  protected:
   ~waiter() = default;
 };
@@ -48,10 +53,19 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
 
   /// Parks `w` on `channel` for at most `timeout`. Fails (without parking) with waiter_table_full or
   /// channel_table_full; otherwise w.on_wake() is called exactly once, later, never from inside wait().
+  /// `seen` is what messages_on(channel) said before the attempt that found the lock busy: if a message
+  /// came since (the unlock raced the attempt's reply), the waiter is woken at once instead of missing it.
   std::error_code wait(waiter& w, std::string_view channel, wake_policy policy,
-                       std::chrono::nanoseconds timeout);
+                       std::chrono::nanoseconds timeout, std::uint64_t seen);
+  /// How many messages `channel` has received (0 if it is not subscribed).
+  std::uint64_t messages_on(std::string_view channel) const;
   /// Wakes `w` with wake_reason::cancelled if it is parked; returns false if it was not.
   bool cancel(waiter& w);
+  /// `w` stops contending (its operation ended). Call it after the last wake-up, never while parked.
+  void withdraw(waiter& w);
+  /// True while some operation of this client contends on `channel` (parked, or re-checking after a
+  /// wake-up): a new one should queue behind them instead of barging in.
+  bool has_contenders(std::string_view channel) const;
 
   void stop();
   std::size_t waiting() const noexcept { return waiters_in_use_; }
@@ -65,7 +79,9 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
     std::string name;
     channel_state state = channel_state::free;
     wake_policy policy = wake_policy::one;
-    std::uint32_t waiters = 0;  // parked on it
+    std::uint32_t waiters = 0;      // parked on it
+    std::uint32_t contenders = 0;   // waiters whose operation has not ended (parked or re-checking)
+    std::uint64_t messages = 0;     // received so far: lets a waiter see one it missed while not parked
     std::uint32_t first = none, last = none;  // FIFO of waiter slots
     bool idle_seen = false;  // had no waiters at the last sweep
   };
@@ -75,6 +91,7 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
     std::uint32_t channel = none;
     std::uint32_t prev = none, next = none;
     std::uint64_t generation = 0;
+    wake_reason on_timer = wake_reason::timeout;  // message when the timer delivers a missed message
     asio::steady_timer timer;
   };
   class command;

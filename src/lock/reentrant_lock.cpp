@@ -81,6 +81,12 @@ class acquire_op final : public request, public waiter, public operation {
     waited_ = false;
     const std::uint32_t held = core_.holds.find(names->name, owner);
     expected_count_ = (held == hold_table::none || core_.holds[held].lost ? 0 : core_.holds[held].count) + 1;
+    if (!no_wait_ && expected_count_ == 1 && core_.subs && core_.subs->has_contenders(names->channel)) {
+      // Others of this client already wait for this lock: queue behind them rather than barge in
+      // (the next unlock message wakes them in order; the one woken tries).
+      seen_messages_ = core_.subs->messages_on(names->channel);
+      return park(no_ttl_recheck_ms * ms_to_ns);
+    }
     attempt();
   }
 
@@ -101,6 +107,7 @@ class acquire_op final : public request, public waiter, public operation {
     send_script_body = false;
     reply_.reset();
     sent_ns_ = port::monotonic_ns();
+    seen_messages_ = core_.subs ? core_.subs->messages_on(names_->channel) : 0;
     core_.submit(*this);
   }
 
@@ -113,6 +120,7 @@ class acquire_op final : public request, public waiter, public operation {
     send_script_body = false;
     reply_.reset();
     sent_ns_ = port::monotonic_ns();
+    seen_messages_ = core_.subs ? core_.subs->messages_on(names_->channel) : 0;
     core_.submit(*this);
   }
 
@@ -248,11 +256,17 @@ class acquire_op final : public request, public waiter, public operation {
     const std::int64_t now = port::monotonic_ns();
     if (deadline_ns_ >= 0 && now >= deadline_ns_) return finish({}, 0);
     if (ttl_ms == 0 || ttl_ms == -2) return attempt();  // just expired or vanished
-    std::int64_t wait_ns = (ttl_ms > 0 ? ttl_ms : no_ttl_recheck_ms) * ms_to_ns;
-    if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - now);
+    park((ttl_ms > 0 ? ttl_ms : no_ttl_recheck_ms) * ms_to_ns);
+  }
+
+  /// Waits for an unlock message, at most `wait_ns` (and never past the deadline), then tries again.
+  void park(std::int64_t wait_ns) {
+    if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - port::monotonic_ns());
     phase_ = phase::parked;
     waited_ = true;
-    if (auto ec = core_.subscriptions().wait(*this, names_->channel, wake_policy::one, std::chrono::nanoseconds(wait_ns))) {
+    if (auto ec = core_.subscriptions().wait(*this, names_->channel, wake_policy::one,
+                                             std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0)),
+                                             seen_messages_)) {
       finish(ec, 0);
     }
   }
@@ -268,6 +282,7 @@ class acquire_op final : public request, public waiter, public operation {
   void release_quietly();
 
   void finish(std::error_code ec, std::int64_t value) {
+    if (contending && core_.subs) core_.subs->withdraw(*this);
     completion* done = done_;
     done_ = nullptr;
     phase_ = phase::idle;
@@ -291,6 +306,7 @@ class acquire_op final : public request, public waiter, public operation {
   phase phase_ = phase::idle;
   bool cancelled_ = false;
   bool waited_ = false;  // found the lock taken and parked at least once
+  std::uint64_t seen_messages_ = 0;  // the channel's message count when the last attempt was sent
   bool fenced_ = false;
   std::int64_t token_ = 0;
   std::int64_t pair_[2] = {};

@@ -1,6 +1,6 @@
 // Completion-token plumbing shared by every async operation. The engine is not templated: it reports
 // an operation's end through the `completion` interface; a handler_completion wraps the caller's
-// handler (allocated with the handler's associated allocator, by default Asio's recycling allocator,
+// handler (allocated with the handler's associated allocator, by default a per-thread block cache,
 // so steady-state operations do not touch the heap) and adapts the result to the public signature.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "deadbolt/detail/block_cache.hpp"
 #include "deadbolt/port/asio.hpp"
 
 namespace deadbolt::detail {
@@ -94,7 +95,7 @@ class handler_completion final : public basic_completion<typename Result::value_
 
  private:
   static auto rebound(Handler& h) {
-    auto base = asio::get_associated_allocator(h, asio::recycling_allocator<void>());
+    auto base = asio::get_associated_allocator(h, cached_allocator<void>());
     using traits = std::allocator_traits<decltype(base)>;
     return typename traits::template rebind_alloc<handler_completion>(base);
   }
