@@ -1,6 +1,7 @@
 // Fault injection against a real redis-server (its own fixture: these tests stop, restart and pause
-// it): a restarted server, killed connections, a paused server, a SIGKILLed holder process, and an
-// unlock whose first attempt is ambiguous. Short timeouts keep the suite fast; every wait is bounded.
+// it): a restarted server, killed connections, a paused server, a holder cut off from the server, a
+// SIGKILLed holder process, and an unlock whose first attempt is ambiguous. Short timeouts keep the
+// suite fast; every wait is bounded.
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>
@@ -235,7 +236,6 @@ class holder_process {
   int out_ = -1;
 };
 
-
 // ---- a link that can be cut for one client only ----------------------------------------------------
 
 /// A TCP forwarder to the server on its own thread. freeze() stops it forwarding in either direction
@@ -320,7 +320,7 @@ class tcp_proxy {
     const ssize_t n = ::read(from, buf, sizeof buf);
     if (n <= 0) return false;
     for (ssize_t done = 0; done < n;) {
-      const ssize_t w = ::write(to, buf + done, static_cast<std::size_t>(n - done));
+      const ssize_t w = ::send(to, buf + done, static_cast<std::size_t>(n - done), MSG_NOSIGNAL);
       if (w <= 0) return false;
       done += w;
     }
@@ -494,8 +494,8 @@ TEST_CASE("a paused server: the lease is declared lost in time, requests time ou
   CHECK(pending(waiter));  // its re-checks time out too, but it has time left
 
   std::this_thread::sleep_for(lease);  // paused for about three leases in all
+  const auto resumed = clock_type::now();  // nothing can be answered before this
   redis.resume();
-  const auto resumed = clock_type::now();
 
   // The waiter resumes and takes the lapsed lock, after its old holder was told.
   REQUIRE(waiter.wait_for(3s) == std::future_status::ready);
