@@ -78,13 +78,25 @@ class renew_batch final : public request {
     generation_[size_] = core_.holds[hold_index].generation;
     ++size_;
   }
-  void send() {
+  /// Sends the batch, minus holds released or changed since it was built; false if none is left.
+  bool send() {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < size_; ++i) {
+      const hold& h = core_.holds[index_[i]];
+      if (!h.in_use || h.generation != generation_[i] || !h.watchdog || h.lost) continue;
+      index_[kept] = index_[i];
+      generation_[kept] = generation_[i];
+      ++kept;
+    }
+    size_ = kept;
+    if (size_ == 0) return false;
     runs_script = true;
     send_script_body = false;
     sent_ns_ = port::monotonic_ns();
     replies_ = 0;
     lease_.set(core_.watchdog_ms());
     core_.submit(*this);
+    return true;
   }
 
   void encode(resp::encoder& e) override {
@@ -116,6 +128,8 @@ class renew_batch final : public request {
       }
     }
     core_.renew_batches.give_back(this);
+    --core_.renewals_in_flight;
+    core_.send_renewals();
   }
 
  private:
@@ -222,7 +236,26 @@ void client_core::arm_renewal(std::int64_t delay_ns) {
   });
 }
 
+void client_core::send_renewals() {
+  // A few batches at a time: 10,000 held locks must not turn into one 700 KB write that keeps the
+  // server busy for tens of milliseconds and the output buffer large ever after.
+  while (renewals_in_flight < max_renewals_in_flight && !renewals_waiting.empty()) {
+    renew_batch* batch = renewals_waiting.front();
+    renewals_waiting.pop_front();
+    if (batch->send()) {
+      ++renewals_in_flight;
+    } else {
+      renew_batches.give_back(batch);
+    }
+  }
+}
+
 void client_core::renew() {
+  // Batches of the previous run still waiting are stale: this run rebuilds them.
+  while (!renewals_waiting.empty()) {
+    renew_batches.give_back(renewals_waiting.front());
+    renewals_waiting.pop_front();
+  }
   const std::int64_t now = port::monotonic_ns();
   const std::int64_t lease_ns = watchdog_ms() * 1'000'000;
   std::int64_t next_run_ns = std::chrono::nanoseconds(cfg.watchdog_timeout / 3).count();
@@ -245,11 +278,12 @@ void client_core::renew() {
     }
     batch->add(i);
     if (batch->full()) {
-      batch->send();
+      renewals_waiting.push_back(batch);
       batch = nullptr;
     }
   }
-  if (batch != nullptr) batch->send();
+  if (batch != nullptr) renewals_waiting.push_back(batch);
+  send_renewals();
   if (any) arm_renewal(next_run_ns);
 }
 

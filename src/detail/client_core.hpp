@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -54,6 +55,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
   /// Arms the watchdog's next run: a third of the lease from now, or after `delay_ns` if given.
   void arm_renewal(std::int64_t delay_ns = -1);
   void renew();
+  void send_renewals();
 
   std::int64_t watchdog_ms() const { return cfg.watchdog_timeout.count(); }
   std::int64_t latch_ttl_ms() const;
@@ -78,6 +80,9 @@ class client_core : public std::enable_shared_from_this<client_core> {
   op_pool<unlock_op> unlock_ops;
   op_pool<query_op> query_ops;
   op_pool<renew_batch> renew_batches;
+  std::deque<renew_batch*> renewals_waiting;  // built by the last run, not yet sent
+  int renewals_in_flight = 0;
+  static constexpr int max_renewals_in_flight = 4;
   op_pool<fire_and_forget> forgotten;
 
  private:
