@@ -35,6 +35,7 @@ class runner {
   int run() {
     if (auto ec = client_.config_error()) return report_connect_error(o_, ec);
     client_.async_connect([this](std::error_code ec) {
+      if (finished_) return;  // interrupted while connecting
       if (ec) return finish(report_connect_error(o_, ec));
       acquire();
     });
@@ -45,6 +46,7 @@ class runner {
 
  private:
   void acquire() {
+    waiting_ = true;
     started_waiting_ = clock::now();
     if (!o_.quiet && ::isatty(STDERR_FILENO)) show_status();
     auto acquired = [this](std::error_code ec, std::optional<std::uint64_t> token) { on_acquired(ec, token); };
@@ -90,6 +92,7 @@ class runner {
       return finish(exit_wait_timed_out);
     }
     acquired_ = true;
+    if (interrupted_by_ != 0) return release(128 + interrupted_by_);  // the signal beat the cancellation
     std::vector<std::string> env{"DEADBOLT_LOCK_NAME=" + o_.name};
     if (o_.fenced) env.push_back("DEADBOLT_FENCING_TOKEN=" + std::to_string(*token));
     if (auto spawn_error = child_.spawn(o_.argv, env)) {
@@ -129,11 +132,15 @@ class runner {
       if (ec || finished_) return;
       if (acquired_) {
         child_.send(signal);  // the command decides; we release when it exits
+      } else if (!waiting_) {
+        return finish(128 + signal);  // still connecting: nothing to cancel or release
       } else {
         interrupted_by_ = signal;
+        // The wait may complete inline here (operation_aborted -> finish(), which cancels signals_):
+        // waiting for another signal after that would keep io_.run() going forever.
         cancel_wait_.emit(asio::cancellation_type::terminal);
       }
-      watch_signals();
+      if (!finished_) watch_signals();
     });
   }
 
@@ -185,6 +192,7 @@ class runner {
   child_process child_;
   status_line status_;
   clock::time_point started_waiting_;
+  bool waiting_ = false;
   bool acquired_ = false;
   bool lost_ = false;
   bool finished_ = false;

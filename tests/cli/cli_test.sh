@@ -1,0 +1,492 @@
+#!/usr/bin/env bash
+# End-to-end tests of the deadbolt CLI against a real redis-server (CTest fixture redis_cli).
+#   cli_test.sh CLI [EMULATOR ARGS...]
+# DEADBOLT_REDIS_DIR is the fixture's state directory; its `port` file holds the server's port.
+# A cross build passes the emulator command (qemu-user) after CLI; the tool then runs as `$EMU $CLI`.
+# Prints one `ok - name` / `not ok - name: reason` line per case and exits non-zero if any failed.
+# DEADBOLT_CLI_CASES="case1 case2" runs only those (the function names below).
+# shellcheck disable=SC2016,SC2086,SC2155,SC2317  # sh -c scripts, $EMU split on purpose, indirect calls
+set -euo pipefail
+
+if [ $# -lt 1 ]; then
+  echo "usage: cli_test.sh CLI [EMULATOR ARGS...]" >&2
+  exit 2
+fi
+CLI=$1
+shift
+EMU="$*"  # split on spaces when used, like CMAKE_CROSSCOMPILING_EMULATOR joined with spaces
+: "${DEADBOLT_REDIS_DIR:?DEADBOLT_REDIS_DIR must name the redis fixture directory}"
+PORT=$(cat "$DEADBOLT_REDIS_DIR/port")
+URL=redis://127.0.0.1:$PORT
+unset REDIS_URL
+# Under an emulator everything is slower; stretch the "promptly" limits (not the timeouts under test).
+SLOW=1
+[ -n "$EMU" ] && SLOW=3
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/deadbolt-cli-test.XXXXXX")
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]+"${PIDS[@]}"}"; do kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+# The CLI in the foreground.
+db() { $EMU "$CLI" "$@"; }
+# The CLI in the background: bg OUT ARGS...; stdout/stderr go to OUT.out/OUT.err, the pid to BG.
+bg() {
+  local out=$1
+  shift
+  $EMU "$CLI" "$@" >"$out.out" 2>"$out.err" </dev/null &
+  BG=$!
+  PIDS+=("$BG")
+}
+rcli() { redis-cli -p "$PORT" "$@"; }
+now_ms() { date +%s%3N; }
+fail() {
+  echo "$*"
+  return 1
+}
+# wait_file FILE MS: until FILE exists, at most MS milliseconds (times SLOW).
+wait_file() {
+  local deadline=$(($(now_ms) + $2 * SLOW))
+  while [ ! -e "$1" ]; do
+    [ "$(now_ms)" -lt "$deadline" ] || return 1
+    sleep 0.01
+  done
+}
+# wait_exit PID MS: waits for the background job PID, at most MS milliseconds (times SLOW); sets RC
+# to its exit status and returns 1 (killing it) if it did not end in time.
+wait_exit() {
+  local pid=$1 deadline=$(($(now_ms) + $2 * SLOW))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$(now_ms)" -ge "$deadline" ]; then
+      kill -KILL "$pid" 2>/dev/null || true
+      RC=timeout
+      return 1
+    fi
+    sleep 0.01
+  done
+  RC=0
+  wait "$pid" || RC=$?
+}
+# wait_waiters NAME MS: until someone waits for lock NAME (subscribed to its unlock channel).
+wait_waiters() {
+  local deadline=$(($(now_ms) + $2 * SLOW))
+  until [ "$(rcli pubsub numsub "redisson_lock__channel:{$1}" | sed -n 2p)" -ge 1 ]; do
+    [ "$(now_ms)" -lt "$deadline" ] || return 1
+    sleep 0.01
+  done
+}
+key_exists() { [ "$(rcli exists "$1")" = 1 ]; }
+
+# ---- cases ---------------------------------------------------------------------------------------
+
+# Several concurrent processes doing read-increment-write cycles of a counter file, each cycle one
+# `deadbolt run`: nobody is ever inside with someone else, and no increment is lost.
+counter_mutual_exclusion() {
+  local dir=$WORK/counter workers=5 cycles=$((SLOW > 1 ? 6 : 12)) w
+  mkdir -p "$dir"
+  echo 0 >"$dir/counter"
+  local body='set -C
+    if ! true >"$0/inside" 2>/dev/null; then echo "overlap seen by $$" >>"$0/overlaps"; fi
+    n=$(cat "$0/counter"); sleep 0.005; echo $((n + 1)) >|"$0/counter"
+    rm -f "$0/inside"'
+  local worker_pids=()
+  for w in $(seq 1 "$workers"); do
+    (
+      for _ in $(seq 1 "$cycles"); do
+        $EMU "$CLI" run --url "$URL" --wait 20s cli-counter -- sh -c "$body" "$dir" || echo "worker $w: exit $?" >>"$dir/errors"
+      done
+    ) >"$dir/worker$w.log" 2>&1 &
+    worker_pids+=($!)
+    PIDS+=($!)
+  done
+  for w in "${worker_pids[@]}"; do wait_exit "$w" 40000 || fail "worker $w did not finish" || return 1; done
+  [ ! -e "$dir/errors" ] || fail "runs failed: $(cat "$dir/errors" "$dir"/worker*.log)" || return 1
+  [ ! -e "$dir/overlaps" ] || fail "two runs were inside at once: $(cat "$dir/overlaps")" || return 1
+  local total=$(cat "$dir/counter")
+  [ "$total" = $((workers * cycles)) ] || fail "counter is $total, expected $((workers * cycles)) (lost updates)" || return 1
+  ! key_exists cli-counter || fail "lock still held after all runs"
+}
+
+exit_status_passthrough() {
+  local rc
+  rc=0; db run --url "$URL" cli-exit -- sh -c 'exit 7' || rc=$?
+  [ "$rc" = 7 ] || fail "exit 7 gave $rc" || return 1
+  rc=0; db run --url "$URL" cli-exit -- true || rc=$?
+  [ "$rc" = 0 ] || fail "true gave $rc" || return 1
+  rc=0; db run --url "$URL" cli-exit -- sh -c 'kill -TERM $$' || rc=$?
+  [ "$rc" = 143 ] || fail "a command killed by SIGTERM gave $rc, expected 143" || return 1
+  rc=0; db run --url "$URL" cli-exit -- sh -c 'kill -KILL $$' || rc=$?
+  [ "$rc" = 137 ] || fail "a command killed by SIGKILL gave $rc, expected 137" || return 1
+  rc=0; db run --url "$URL" cli-exit -- /nonexistent/command 2>/dev/null || rc=$?
+  [ "$rc" = 127 ] || fail "a missing command gave $rc, expected 127" || return 1
+  # COMMAND gets its arguments verbatim and DEADBOLT_LOCK_NAME
+  local out
+  out=$(db run --url "$URL" cli-exit -- sh -c 'printf "%s|" "$@" "$DEADBOLT_LOCK_NAME"' sh 'a b' '' '--x')
+  [ "$out" = "a b||--x|cli-exit|" ] || fail "COMMAND saw '$out'" || return 1
+  # and the same stdin
+  out=$(echo from-stdin | db run --url "$URL" cli-exit -- cat)
+  [ "$out" = from-stdin ] || fail "COMMAND read '$out' from stdin" || return 1
+  ! key_exists cli-exit || fail "lock still held after the runs"
+}
+
+wait_timeout() {
+  bg "$WORK/wt-holder" run --url "$URL" cli-wait -- sh -c "touch '$WORK/wt-ready'; sleep 5"
+  local holder=$BG
+  wait_file "$WORK/wt-ready" 3000 || fail "holder did not start: $(cat "$WORK/wt-holder.err")" || return 1
+  local start=$(now_ms) rc=0
+  db run --url "$URL" --wait 300ms cli-wait -- touch "$WORK/wt-ran" 2>"$WORK/wt.err" || rc=$?
+  local took=$(($(now_ms) - start))
+  kill -TERM "$holder"
+  wait_exit "$holder" 3000 || true
+  [ "$rc" = 4 ] || fail "exit $rc, expected 4; stderr: $(cat "$WORK/wt.err")" || return 1
+  grep -q 'timed out' "$WORK/wt.err" || fail "stderr does not say it timed out: $(cat "$WORK/wt.err")" || return 1
+  [ ! -e "$WORK/wt-ran" ] || fail "COMMAND ran without the lock" || return 1
+  [ "$took" -ge 280 ] || fail "gave up after ${took}ms, before --wait 300ms" || return 1
+  [ "$took" -lt $((2000 * SLOW)) ] || fail "took ${took}ms to give up after --wait 300ms"
+}
+
+# A waiter gets the lock as soon as the holder releases it, not when the holder's TTL (30s) runs out.
+prompt_handoff() {
+  bg "$WORK/ph-holder" run --url "$URL" cli-handoff -- \
+    sh -c "touch '$WORK/ph-ready'; sleep 1; date +%s%3N >'$WORK/ph-released'"
+  local holder=$BG
+  wait_file "$WORK/ph-ready" 3000 || fail "holder did not start: $(cat "$WORK/ph-holder.err")" || return 1
+  local rc=0
+  db run --url "$URL" --wait 10s cli-handoff -- sh -c "date +%s%3N >'$WORK/ph-acquired'" || rc=$?
+  wait_exit "$holder" 3000 || fail "holder did not exit" || return 1
+  [ "$RC" = 0 ] || fail "holder exit $RC" || return 1
+  [ "$rc" = 0 ] || fail "waiter exit $rc" || return 1
+  local gap=$(($(cat "$WORK/ph-acquired") - $(cat "$WORK/ph-released")))
+  [ "$gap" -lt $((1000 * SLOW)) ] || fail "waiter started ${gap}ms after the holder's command ended"
+}
+
+# The lock deleted under a watchdog holder: COMMAND is terminated and deadbolt exits 5, promptly.
+lease_lost_deleted() {
+  bg "$WORK/ld" run --url "$URL" --watchdog 600ms cli-deleted -- sh -c "touch '$WORK/ld-ready'; exec sleep 30"
+  local holder=$BG
+  wait_file "$WORK/ld-ready" 3000 || fail "holder did not start: $(cat "$WORK/ld.err")" || return 1
+  sleep 0.3
+  local start=$(now_ms)
+  rcli del cli-deleted >/dev/null
+  wait_exit "$holder" 5000 || fail "deadbolt still running 5s after the lock was deleted" || return 1
+  local took=$(($(now_ms) - start))
+  [ "$RC" = 5 ] || fail "exit $RC, expected 5; stderr: $(cat "$WORK/ld.err")" || return 1
+  grep -q 'lost lock' "$WORK/ld.err" || fail "stderr does not say the lock was lost: $(cat "$WORK/ld.err")" || return 1
+  [ "$took" -lt $((1500 * SLOW)) ] || fail "took ${took}ms to notice (watchdog 600ms)"
+}
+
+# The lock taken by someone else; COMMAND ignores SIGTERM, so it gets SIGKILL after --grace.
+lease_lost_taken_grace() {
+  bg "$WORK/lt" run --url "$URL" --watchdog 600ms --grace 400ms cli-taken -- \
+    sh -c "trap '' TERM; echo \$\$ >'$WORK/lt-pid'; while :; do sleep 0.05; done"
+  local holder=$BG
+  wait_file "$WORK/lt-pid" 3000 || fail "holder did not start: $(cat "$WORK/lt.err")" || return 1
+  sleep 0.3
+  local start=$(now_ms)
+  rcli eval "redis.call('del', KEYS[1]); redis.call('hset', KEYS[1], 'someone-else:1', 1);
+             redis.call('pexpire', KEYS[1], 30000)" 1 cli-taken >/dev/null
+  wait_exit "$holder" 5000 || fail "deadbolt still running 5s after the lock was taken" || return 1
+  local took=$(($(now_ms) - start))
+  [ "$RC" = 5 ] || fail "exit $RC, expected 5; stderr: $(cat "$WORK/lt.err")" || return 1
+  ! kill -0 "$(cat "$WORK/lt-pid")" 2>/dev/null || fail "COMMAND (ignoring SIGTERM) was not killed" || return 1
+  [ "$took" -ge 400 ] || fail "exited after ${took}ms, before the 400ms grace" || return 1
+  [ "$took" -lt $((2000 * SLOW)) ] || fail "took ${took}ms (watchdog 600ms + grace 400ms)" || return 1
+  # the new holder's lock is left alone
+  [ "$(rcli hget cli-taken someone-else:1)" = 1 ] || fail "the new holder's lock was touched" || return 1
+  rcli del cli-taken >/dev/null
+}
+
+fixed_lease_runs_out() {
+  local start=$(now_ms) rc=0
+  timeout -k 1 $((10 * SLOW)) $EMU "$CLI" run --url "$URL" --lease 500ms cli-lease -- sleep 30 2>"$WORK/fl.err" || rc=$?
+  local took=$(($(now_ms) - start))
+  [ "$rc" = 5 ] || fail "exit $rc, expected 5; stderr: $(cat "$WORK/fl.err")" || return 1
+  [ "$took" -ge 480 ] || fail "stopped after ${took}ms, before the 500ms lease ran out" || return 1
+  [ "$took" -lt $((2000 * SLOW)) ] || fail "took ${took}ms with --lease 500ms" || return 1
+  ! key_exists cli-lease || fail "lock still there" || return 1
+  # a command done within its lease: its own status, lock released
+  rc=0
+  db run --url "$URL" --lease 5s cli-lease -- sh -c 'exit 3' || rc=$?
+  [ "$rc" = 3 ] || fail "within the lease: exit $rc, expected 3" || return 1
+  ! key_exists cli-lease || fail "lock still there after a run within its lease"
+}
+
+# SIGTERM/SIGINT to deadbolt go to COMMAND; the lock stays held while COMMAND handles it and is
+# released once it has exited; deadbolt exits with COMMAND's status.
+signal_forwarded() {
+  local sig=$1 name=cli-signal-$1 f=$WORK/sig-$1
+  bg "$f" run --url "$URL" "$name" -- sh -c "
+    trap 'echo $sig >\"$f.got\"; sleep 0.3; exit 9' $sig
+    touch '$f.ready'
+    while :; do sleep 0.05; done"
+  local holder=$BG
+  wait_file "$f.ready" 3000 || fail "holder did not start: $(cat "$f.err")" || return 1
+  key_exists "$name" || fail "lock not held while COMMAND runs" || return 1
+  kill -"$sig" "$holder"
+  wait_file "$f.got" 2000 || fail "COMMAND did not get SIG$sig" || return 1
+  key_exists "$name" || fail "lock released before COMMAND exited" || return 1
+  wait_exit "$holder" 3000 || fail "deadbolt did not exit after COMMAND" || return 1
+  [ "$RC" = 9 ] || fail "exit $RC, expected COMMAND's 9; stderr: $(cat "$f.err")" || return 1
+  ! key_exists "$name" || fail "lock still held after COMMAND exited"
+}
+signal_term_forwarded() { signal_forwarded TERM; }
+signal_int_forwarded() { signal_forwarded INT; }
+
+# A signal while still waiting for the lock: deadbolt gives up (128+N) without running COMMAND and
+# without disturbing the holder.
+signal_while_waiting() {
+  bg "$WORK/sw-holder" run --url "$URL" cli-sigwait -- sh -c "touch '$WORK/sw-ready'; sleep 30"
+  local holder=$BG
+  wait_file "$WORK/sw-ready" 3000 || fail "holder did not start: $(cat "$WORK/sw-holder.err")" || return 1
+  bg "$WORK/sw-waiter" run --url "$URL" cli-sigwait -- touch "$WORK/sw-ran"
+  local waiter=$BG
+  wait_waiters cli-sigwait 3000 || fail "waiter is not waiting: $(cat "$WORK/sw-waiter.err")" || return 1
+  kill -TERM "$waiter"
+  wait_exit "$waiter" 2000 || fail "waiter did not exit after SIGTERM" || return 1
+  [ "$RC" = 143 ] || fail "waiter exit $RC, expected 143; stderr: $(cat "$WORK/sw-waiter.err")" || return 1
+  [ ! -e "$WORK/sw-ran" ] || fail "COMMAND ran" || return 1
+  key_exists cli-sigwait || fail "holder's lock disturbed" || return 1
+  kill -TERM "$holder"
+  wait_exit "$holder" 3000 || fail "holder did not exit" || return 1
+  [ "$RC" = 143 ] || fail "holder exit $RC, expected 143 (sleep killed by SIGTERM)" || return 1
+  ! key_exists cli-sigwait || fail "lock still held"
+}
+
+# Connection refused: the client keeps retrying for config::command_timeout (3s) before it gives up,
+# so the three subcommands are tried at once.
+# A signal while still connecting (a server that accepts but never answers): deadbolt gives up at
+# once with 128+N instead of carrying on and maybe running COMMAND.
+signal_while_connecting() {
+  python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+conns = []
+while True:
+    c, _ = s.accept()
+    conns.append(c)
+    open(sys.argv[2], "w").close()
+' "$WORK/sc-port" "$WORK/sc-accepted" &
+  PIDS+=($!)
+  wait_file "$WORK/sc-port" 3000 || fail "silent server did not start" || return 1
+  bg "$WORK/sc" run --url "redis://127.0.0.1:$(cat "$WORK/sc-port")" cli-sigconnect -- touch "$WORK/sc-ran"
+  local waiter=$BG
+  wait_file "$WORK/sc-accepted" 3000 || fail "deadbolt did not connect" || return 1
+  sleep 0.1  # past the signal handlers' installation (done before connecting)
+  local start=$(now_ms)
+  kill -TERM "$waiter"
+  wait_exit "$waiter" 5000 || fail "deadbolt did not exit" || return 1
+  local took=$(($(now_ms) - start))
+  [ "$RC" = 143 ] || fail "exit $RC after ${took}ms, expected 143; stderr: $(cat "$WORK/sc.err")" || return 1
+  [ "$took" -lt $((1000 * SLOW)) ] || fail "took ${took}ms to give up" || return 1
+  [ ! -e "$WORK/sc-ran" ] || fail "COMMAND ran"
+}
+
+cannot_connect() {
+  local i pids=()
+  local -a cmds=("run --url redis://127.0.0.1:1 cli-nc -- touch $WORK/nc-ran"
+                 "status --url redis://127.0.0.1:1 cli-nc"
+                 "unlock --force --url redis://127.0.0.1:1 cli-nc")
+  for i in "${!cmds[@]}"; do
+    # shellcheck disable=SC2086
+    bg "$WORK/nc$i" ${cmds[$i]}
+    pids+=("$BG")
+  done
+  for i in "${!cmds[@]}"; do
+    wait_exit "${pids[$i]}" 10000 || fail "'${cmds[$i]}' still running after 10s" || return 1
+    [ "$RC" = 3 ] || fail "'${cmds[$i]}': exit $RC, expected 3; stderr: $(cat "$WORK/nc$i.err")" || return 1
+    grep -q 'cannot connect to 127.0.0.1:1' "$WORK/nc$i.err" \
+      || fail "'${cmds[$i]}' stderr: $(cat "$WORK/nc$i.err")" || return 1
+  done
+  [ ! -e "$WORK/nc-ran" ] || fail "COMMAND ran without a server"
+}
+
+usage_errors() {
+  local rc args
+  local -a cases=(
+    "run --bogus cli-usage -- true"
+    "run -- touch $WORK/usage-ran"
+    "run cli-usage"
+    "run cli-usage --"
+    "run --wait 5x cli-usage -- touch $WORK/usage-ran"
+    "run --lease abc cli-usage -- touch $WORK/usage-ran"
+    "run --grace -1 cli-usage -- touch $WORK/usage-ran"
+    "run --wait"
+    "run --lease 1s --watchdog 1s cli-usage -- true"
+    "run a b -- true"
+    "status"
+    "status --force cli-usage"
+    "unlock cli-usage"
+    "frobnicate cli-usage"
+    ""
+  )
+  for args in "${cases[@]}"; do
+    rc=0
+    # shellcheck disable=SC2086
+    db $args >"$WORK/usage.out" 2>"$WORK/usage.err" || rc=$?
+    [ "$rc" = 2 ] || fail "'$args': exit $rc, expected 2" || return 1
+    grep -q '^usage:' "$WORK/usage.err" || fail "'$args': no usage text on stderr: $(cat "$WORK/usage.err")" || return 1
+    grep -q '^deadbolt: ' "$WORK/usage.err" || fail "'$args': no reason on stderr" || return 1
+  done
+  [ ! -e "$WORK/usage-ran" ] || fail "a COMMAND ran despite a usage error" || return 1
+  rc=0
+  db --help >"$WORK/usage.out" 2>&1 || rc=$?
+  [ "$rc" = 0 ] && grep -q '^usage:' "$WORK/usage.out" || fail "--help: exit $rc" || return 1
+  ! key_exists cli-usage || fail "a usage error touched the lock"
+}
+
+status_json() {
+  local json=$WORK/status.json rc=0
+  db status --url "$URL" --json cli-status >"$json" || rc=$?
+  [ "$rc" = 0 ] || fail "status of a free lock: exit $rc" || return 1
+  python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["name"] == "cli-status" and s["locked"] is False and s["holders"] == [], s
+' "$json" || fail "free lock: $(cat "$json")" || return 1
+
+  # a name that needs escaping in JSON
+  local odd='cli-"st\at{us}'
+  db status --url "$URL" --json "$odd" >"$json" || fail "status of '$odd' failed" || return 1
+  python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["name"] == sys.argv[2] and s["locked"] is False, s
+' "$json" "$odd" || fail "odd name: $(cat "$json")" || return 1
+
+  bg "$WORK/st-holder" run --url "$URL" --fenced cli-status -- \
+    sh -c "echo \$DEADBOLT_FENCING_TOKEN >'$WORK/st-token'; sleep 30"
+  local holder=$BG
+  wait_file "$WORK/st-token" 3000 || fail "holder did not start: $(cat "$WORK/st-holder.err")" || return 1
+  rc=0
+  db status --url "$URL" --json cli-status >"$json" || rc=$?
+  [ "$rc" = 0 ] || fail "status: exit $rc" || return 1
+  python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+pid, token = sys.argv[2], int(sys.argv[3])
+assert s["locked"] is True and s["type"] == "hash", s
+assert len(s["holders"]) == 1, s
+h = s["holders"][0]
+assert h["owner"] == pid and h["count"] == 1 and len(h["client"]) == 36, (h, pid)
+assert 0 < s["ttl_ms"] <= 30000, s
+assert s["fencing_token"] == token, (s, token)
+' "$json" "$holder" "$(cat "$WORK/st-token")" 2>&1 || fail "held lock: $(cat "$json")" || return 1
+  # the text form names the holder too
+  db status --url "$URL" cli-status >"$WORK/status.txt" || fail "text status failed" || return 1
+  grep -q "cli-status: locked" "$WORK/status.txt" && grep -q ":$holder  holds 1" "$WORK/status.txt" \
+    && grep -q "fencing token: $(cat "$WORK/st-token")" "$WORK/status.txt" \
+    || fail "text status: $(cat "$WORK/status.txt")" || return 1
+  kill -TERM "$holder"
+  wait_exit "$holder" 3000 || fail "holder did not exit" || return 1
+  ! key_exists cli-status || fail "lock still held"
+}
+
+fenced_tokens_increase() {
+  local prev=0 tok i
+  for i in 1 2 3 4; do
+    tok=$(db run --url "$URL" --fenced cli-fenced -- sh -c 'echo "$DEADBOLT_FENCING_TOKEN"') \
+      || fail "run $i failed" || return 1
+    [[ "$tok" =~ ^[0-9]+$ ]] || fail "run $i: DEADBOLT_FENCING_TOKEN='$tok'" || return 1
+    [ "$tok" -gt "$prev" ] || fail "run $i: token $tok after $prev" || return 1
+    prev=$tok
+  done
+  # without --fenced there is no token
+  tok=$(db run --url "$URL" cli-fenced -- sh -c 'echo "${DEADBOLT_FENCING_TOKEN-unset}"')
+  [ "$tok" = unset ] || fail "unfenced run got a token '$tok'" || return 1
+  [ "$(rcli get 'redisson_lock_token:{cli-fenced}')" = "$prev" ] || fail "token counter is not $prev"
+}
+
+unlock_force() {
+  local rc=0
+  db unlock --url "$URL" --force cli-unlock >"$WORK/un.out" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "unlock of a free lock: exit $rc: $(cat "$WORK/un.out")" || return 1
+  grep -q 'was not locked' "$WORK/un.out" || fail "unlock of a free lock says: $(cat "$WORK/un.out")" || return 1
+
+  bg "$WORK/un-holder" run --url "$URL" --watchdog 600ms cli-unlock -- sh -c "touch '$WORK/un-ready'; exec sleep 30"
+  local holder=$BG
+  wait_file "$WORK/un-ready" 3000 || fail "holder did not start: $(cat "$WORK/un-holder.err")" || return 1
+  # a waiter queued behind the holder is woken by the force unlock
+  bg "$WORK/un-waiter" run --url "$URL" --wait 10s cli-unlock -- sh -c "date +%s%3N >'$WORK/un-acquired'"
+  local waiter=$BG
+  wait_waiters cli-unlock 3000 || fail "waiter is not waiting: $(cat "$WORK/un-waiter.err")" || return 1
+  [ ! -e "$WORK/un-acquired" ] || fail "waiter got the lock while it was held" || return 1
+  local start=$(now_ms)
+  rc=0
+  db unlock --url "$URL" --force cli-unlock >"$WORK/un.out" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "unlock: exit $rc: $(cat "$WORK/un.out")" || return 1
+  grep -q 'released lock cli-unlock' "$WORK/un.out" || fail "unlock says: $(cat "$WORK/un.out")" || return 1
+  wait_exit "$waiter" 3000 || fail "waiter not done after the force unlock" || return 1
+  [ "$RC" = 0 ] || fail "waiter exit $RC: $(cat "$WORK/un-waiter.err")" || return 1
+  local gap=$(($(cat "$WORK/un-acquired") - start))
+  [ "$gap" -lt $((1000 * SLOW)) ] || fail "waiter acquired ${gap}ms after the force unlock" || return 1
+  # the old holder learns it lost the lock
+  wait_exit "$holder" 3000 || fail "old holder still running" || return 1
+  [ "$RC" = 5 ] || fail "old holder exit $RC, expected 5" || return 1
+  ! key_exists cli-unlock || fail "lock still held"
+}
+
+redis_url_env() {
+  local rc=0 out
+  # (an unreachable REDIS_URL takes command_timeout to give up: in the background meanwhile)
+  REDIS_URL=redis://127.0.0.1:1 bg "$WORK/env-bad" run cli-env -- touch "$WORK/env-ran"
+  local bad=$BG
+  out=$(REDIS_URL=$URL db run cli-env -- echo ran) || rc=$?
+  [ "$rc" = 0 ] && [ "$out" = ran ] || fail "REDIS_URL=$URL: exit $rc, output '$out'" || return 1
+  # --url wins over REDIS_URL
+  rc=0
+  REDIS_URL=redis://127.0.0.1:1 db run --url "$URL" cli-env -- true || rc=$?
+  [ "$rc" = 0 ] || fail "--url did not override REDIS_URL: exit $rc" || return 1
+  wait_exit "$bad" 10000 || fail "REDIS_URL=redis://127.0.0.1:1: still running after 10s" || return 1
+  [ "$RC" = 3 ] && grep -q 'cannot connect to 127.0.0.1:1' "$WORK/env-bad.err" \
+    || fail "REDIS_URL=redis://127.0.0.1:1: exit $RC: $(cat "$WORK/env-bad.err")" || return 1
+  [ ! -e "$WORK/env-ran" ] || fail "COMMAND ran without a server"
+}
+
+# ---- driver --------------------------------------------------------------------------------------
+
+ALL=(usage_errors cannot_connect redis_url_env exit_status_passthrough wait_timeout prompt_handoff
+     lease_lost_deleted lease_lost_taken_grace fixed_lease_runs_out signal_term_forwarded
+     signal_int_forwarded signal_while_waiting signal_while_connecting status_json fenced_tokens_increase unlock_force
+     counter_mutual_exclusion)
+CASES=("${ALL[@]}")
+[ -n "${DEADBOLT_CLI_CASES:-}" ] && read -r -a CASES <<<"$DEADBOLT_CLI_CASES"
+
+failed=0
+script_start=$(now_ms)
+for name in "${CASES[@]}"; do
+  log=$WORK/$name.log
+  start=$(now_ms)
+  rc=0
+  # Each case in a subshell (its own background jobs, killed when it ends); cases check everything
+  # explicitly and return 1 with a reason.
+  (
+    set +e
+    PIDS=()
+    trap 'for p in "${PIDS[@]+"${PIDS[@]}"}"; do kill -KILL "$p" 2>/dev/null; done' EXIT
+    "$name"
+  ) >"$log" 2>&1 || rc=$?
+  took=$(($(now_ms) - start))
+  if [ "$rc" = 0 ]; then
+    echo "ok - $name (${took}ms)"
+  else
+    failed=1
+    echo "not ok - $name (${took}ms): $(tr '\n' ' ' <"$log")"
+    if ! rcli ping 2>/dev/null | grep -q PONG; then
+      # (e.g. another ctest run in the same build tree restarted or stopped the redis_cli fixture)
+      echo "Bail out! redis-server on port $PORT ($DEADBOLT_REDIS_DIR) is gone"
+      break
+    fi
+  fi
+done
+echo "# $((${#CASES[@]})) cases in $(($(now_ms) - script_start))ms"
+exit $failed
