@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <fcntl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -41,6 +42,11 @@ bool random_bytes(void* out, std::size_t n) noexcept {
 std::uint64_t thread_id() noexcept {
   thread_local const auto id = static_cast<std::uint64_t>(syscall(SYS_gettid));
   return id;
+}
+
+void close_on_exec(int native_handle) noexcept {
+  const int flags = ::fcntl(native_handle, F_GETFD);
+  if (flags >= 0) ::fcntl(native_handle, F_SETFD, flags | FD_CLOEXEC);
 }
 
 void fatal(const char* what) noexcept {

@@ -175,6 +175,7 @@ void connection::connect_next(std::size_t index) {
     connect_next(index + 1);
     return;
   }
+  port::close_on_exec(socket_.native_handle());
   const auto gen = generation_;
   socket_.async_connect(candidates_[index], [self = shared_from_this(), gen, index](std::error_code ec) {
     if (gen != self->generation_) return;

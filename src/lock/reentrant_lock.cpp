@@ -101,21 +101,15 @@ class acquire_op final : public request, public waiter, public operation {
  private:
   enum class phase { idle, attempt, verify, refresh, fetch_token, parked };
 
-  void attempt() {
-    phase_ = phase::attempt;
-    runs_script = true;
-    send_script_body = false;
-    reply_.reset();
-    sent_ns_ = port::monotonic_ns();
-    seen_messages_ = core_.subs ? core_.subs->messages_on(names_->channel) : 0;
-    core_.submit(*this);
-  }
+  void attempt() { send_script(phase::attempt); }
 
   // The check found the hold ours, but the script ran at some unknown time since the attempt was sent.
   // After an outage that can be longer ago than the watchdog can bridge (it would count the lease from
   // the attempt and find it lapsed before renewing): restart the lease now, if the hold is still ours.
-  void refresh() {
-    phase_ = phase::refresh;
+  void refresh() { send_script(phase::refresh); }
+
+  void send_script(phase p) {
+    phase_ = p;
     runs_script = true;
     send_script_body = false;
     reply_.reset();

@@ -8,26 +8,15 @@
 #include <string>
 
 #include "deadbolt/deadbolt.hpp"
+#include "support/lock_test.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::test::call;
 
-namespace {
-
-deadbolt::config config_for(const deadbolt::test::redis_server& redis) {
-  deadbolt::config cfg;
-  cfg.url = redis.url();
-  return cfg;
-}
-
-std::string unique_name(const char* base) {
-  static std::atomic<int> n{0};
-  return std::string(base) + "-tokens-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
-}
-
-}  // namespace
+using deadbolt::test::config_for;
+using deadbolt::test::unique_name;
 
 TEST_CASE("asio::use_future") {
   deadbolt::test::redis_server redis;

@@ -9,25 +9,14 @@
 #include <vector>
 
 #include "deadbolt/deadbolt.hpp"
+#include "support/lock_test.hpp"
 #include "support/redis_server.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
 
-namespace {
-
-deadbolt::config config_for(const deadbolt::test::redis_server& redis) {
-  deadbolt::config cfg;
-  cfg.url = redis.url();
-  return cfg;
-}
-
-std::string unique_name(const char* base) {
-  static std::atomic<int> n{0};
-  return std::string(base) + "-blocking-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
-}
-
-}  // namespace
+using deadbolt::test::config_for;
+using deadbolt::test::unique_name;
 
 TEST_CASE("std::lock_guard and std::unique_lock work, reentrant per thread") {
   deadbolt::test::redis_server redis;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
+#include "support/lock_test.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
 
@@ -16,20 +17,8 @@ using deadbolt::errc;
 using deadbolt::test::call;
 using deadbolt::test::none;
 
-namespace {
-
-deadbolt::config config_for(const deadbolt::test::redis_server& redis) {
-  deadbolt::config cfg;
-  cfg.url = redis.url();
-  return cfg;
-}
-
-std::string unique_name(const char* base) {
-  static std::atomic<int> n{0};
-  return std::string(base) + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
-}
-
-}  // namespace
+using deadbolt::test::config_for;
+using deadbolt::test::unique_name;
 
 TEST_CASE("lock, reentry and unlock keep Redisson's hash layout") {
   deadbolt::test::redis_server redis;

@@ -6,6 +6,8 @@
 #include <system_error>
 #include <thread>
 
+#include <fcntl.h>
+
 #include "deadbolt/port/asio.hpp"
 #include "deadbolt/port/hooks.hpp"
 
@@ -48,4 +50,14 @@ TEST_CASE("asio runs a timer through the port's asio header (also without except
   timer.async_wait([&](std::error_code ec) { result = ec; });
   io.run();
   CHECK_FALSE(result);
+}
+
+TEST_CASE("close_on_exec marks a descriptor") {
+  asio::io_context io;
+  asio::ip::tcp::socket socket(io);
+  std::error_code ec;
+  socket.open(asio::ip::tcp::v4(), ec);
+  REQUIRE_FALSE(ec);
+  port::close_on_exec(socket.native_handle());
+  CHECK((::fcntl(socket.native_handle(), F_GETFD) & FD_CLOEXEC) != 0);
 }

@@ -22,6 +22,10 @@ bool random_bytes(void* out, std::size_t n) noexcept;
 /// blocking API, as Java's thread id is for Redisson.
 std::uint64_t thread_id() noexcept;
 
+/// Keeps a socket from being inherited by programs the process starts (a `deadbolt run` COMMAND must
+/// not hold the client's connections open).
+void close_on_exec(int native_handle) noexcept;
+
 /// Ends the process after printing `what`: what a throw becomes in builds without exceptions.
 [[noreturn]] void fatal(const char* what) noexcept;
 
