@@ -93,71 +93,125 @@ blocking_lock blocking_client::lock(std::string_view name) {
   return blocking_lock(loop_->core, loop_->io.get_executor(), name);
 }
 
+blocking_fenced_lock blocking_client::fenced_lock(std::string_view name) {
+  return blocking_fenced_lock(loop_->core, loop_->io.get_executor(), name);
+}
+
 void blocking_client::on_lease_lost(detail::lease_lost_handler handler) {
   asio::post(loop_->io, [core = loop_->core, h = std::move(handler)]() mutable {
     detail::set_lease_lost_handler(*core, std::move(h));
   });
 }
 
-// ---- blocking_lock ----------------------------------------------------------------------------------
+// ---- the shared base --------------------------------------------------------------------------------
 
-blocking_lock::blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex,
-                             std::string_view name)
-    : core_(std::move(core)), executor_(std::move(ex)), names_(detail::make_lock_names(name)) {}
+namespace detail {
 
-const std::string& blocking_lock::name() const noexcept { return names_->name; }
+blocking_lock_base::blocking_lock_base(std::shared_ptr<client_core> core, asio::any_io_executor ex,
+                                       std::string_view name, lock_kind kind)
+    : core_(std::move(core)), executor_(std::move(ex)), names_(make_lock_names(name, kind)), kind_(kind) {}
 
-bool blocking_lock::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
+const std::string& blocking_lock_base::name() const noexcept { return names_->name; }
+
+std::int64_t blocking_lock_base::acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
   const std::int64_t owner = calling_thread();
-  return run_blocking(core_, executor_, ec, [&](detail::client_core& core, detail::completion& c) {
-           detail::start_acquire(core, names_, detail::lock_kind::reentrant, owner, wait_ms, lease_ms, c);
-         }) != 0;
-}
-
-bool blocking_lock::try_acquire_or_throw(std::int64_t wait_ms) {
-  std::error_code ec;
-  const bool acquired = try_acquire(wait_ms < 0 ? 0 : wait_ms, 0, ec);
-  if (ec) raise(ec, "deadbolt: try_lock " + names_->name);
-  return acquired;
-}
-
-void blocking_lock::lock(std::chrono::milliseconds lease, std::error_code& ec) {
-  try_acquire(-1, lease.count(), ec);
-}
-
-void blocking_lock::lock(std::chrono::milliseconds lease) {
-  std::error_code ec;
-  lock(lease, ec);
-  if (ec) raise(ec, "deadbolt: lock " + names_->name);
-}
-
-bool blocking_lock::try_lock() { return try_acquire_or_throw(0); }
-
-void blocking_lock::unlock(std::error_code& ec) noexcept {
-  const std::int64_t owner = calling_thread();
-  run_blocking(core_, executor_, ec, [&](detail::client_core& core, detail::completion& c) {
-    detail::start_unlock(core, names_, owner, c);
+  return run_blocking(core_, executor_, ec, [&](client_core& core, completion& c) {
+    start_acquire(core, names_, kind_, owner, wait_ms, lease_ms, c);
   });
 }
 
-void blocking_lock::unlock() noexcept {
+std::int64_t blocking_lock_base::acquire_or_throw(std::int64_t wait_ms, std::int64_t lease_ms, const char* what) {
+  std::error_code ec;
+  const std::int64_t got = acquire(wait_ms, lease_ms, ec);
+  if (ec) raise(ec, std::string("deadbolt: ") + what + " " + names_->name);
+  return got;
+}
+
+void blocking_lock_base::unlock(std::error_code& ec) noexcept {
+  const std::int64_t owner = calling_thread();
+  run_blocking(core_, executor_, ec, [&](client_core& core, completion& c) {
+    start_unlock(core, names_, owner, c);
+  });
+}
+
+void blocking_lock_base::unlock() noexcept {
   std::error_code ignored;  // the lock is released or already gone; nothing a caller of unlock() can do
   unlock(ignored);
 }
 
-std::int64_t blocking_lock::query(detail::lock_query q, std::error_code& ec) {
+std::int64_t blocking_lock_base::query(lock_query q, std::error_code& ec) {
   const std::int64_t owner = calling_thread();
-  return run_blocking(core_, executor_, ec, [&](detail::client_core& core, detail::completion& c) {
-    detail::start_query(core, names_, q, owner, c);
+  return run_blocking(core_, executor_, ec, [&](client_core& core, completion& c) {
+    start_query(core, names_, q, owner, c);
   });
 }
 
-bool blocking_lock::force_unlock(std::error_code& ec) { return query(detail::lock_query::force_unlock, ec) != 0; }
-bool blocking_lock::is_locked(std::error_code& ec) { return query(detail::lock_query::is_locked, ec) != 0; }
-std::int64_t blocking_lock::hold_count(std::error_code& ec) { return query(detail::lock_query::hold_count, ec); }
-bool blocking_lock::lease_lost() {
+bool blocking_lock_base::force_unlock(std::error_code& ec) { return query(lock_query::force_unlock, ec) != 0; }
+bool blocking_lock_base::is_locked(std::error_code& ec) { return query(lock_query::is_locked, ec) != 0; }
+std::int64_t blocking_lock_base::hold_count(std::error_code& ec) { return query(lock_query::hold_count, ec); }
+bool blocking_lock_base::lease_lost() {
   std::error_code ec;
-  return query(detail::lock_query::lease_lost, ec) != 0;
+  return query(lock_query::lease_lost, ec) != 0;
+}
+
+}  // namespace detail
+
+// ---- blocking_lock ----------------------------------------------------------------------------------
+
+blocking_lock::blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex,
+                             std::string_view name)
+    : blocking_lock_base(std::move(core), std::move(ex), name, detail::lock_kind::reentrant) {}
+
+bool blocking_lock::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
+  return acquire(wait_ms, lease_ms, ec) != 0;
+}
+
+bool blocking_lock::try_acquire_or_throw(std::int64_t wait_ms) {
+  return acquire_or_throw(wait_ms < 0 ? 0 : wait_ms, 0, "try_lock") != 0;
+}
+
+void blocking_lock::lock(std::chrono::milliseconds lease, std::error_code& ec) { acquire(-1, lease.count(), ec); }
+
+void blocking_lock::lock(std::chrono::milliseconds lease) { acquire_or_throw(-1, lease.count(), "lock"); }
+
+bool blocking_lock::try_lock() { return try_acquire_or_throw(0); }
+
+// ---- blocking_fenced_lock ---------------------------------------------------------------------------
+
+namespace {
+std::optional<std::uint64_t> as_token(std::int64_t v) {
+  return v > 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(v)) : std::nullopt;
+}
+}  // namespace
+
+blocking_fenced_lock::blocking_fenced_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex,
+                                           std::string_view name)
+    : blocking_lock_base(std::move(core), std::move(ex), name, detail::lock_kind::fenced) {}
+
+std::optional<std::uint64_t> blocking_fenced_lock::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms,
+                                                               std::error_code& ec) {
+  const std::int64_t got = acquire(wait_ms, lease_ms, ec);
+  return ec ? std::nullopt : as_token(got);
+}
+
+std::optional<std::uint64_t> blocking_fenced_lock::try_acquire_or_throw(std::int64_t wait_ms) {
+  return as_token(acquire_or_throw(wait_ms < 0 ? 0 : wait_ms, 0, "try_lock"));
+}
+
+std::uint64_t blocking_fenced_lock::lock(std::chrono::milliseconds lease, std::error_code& ec) {
+  const std::int64_t got = acquire(-1, lease.count(), ec);
+  return ec ? 0 : static_cast<std::uint64_t>(got);
+}
+
+std::uint64_t blocking_fenced_lock::lock(std::chrono::milliseconds lease) {
+  return static_cast<std::uint64_t>(acquire_or_throw(-1, lease.count(), "lock"));
+}
+
+std::optional<std::uint64_t> blocking_fenced_lock::try_lock() { return try_acquire_or_throw(0); }
+
+std::uint64_t blocking_fenced_lock::token(std::error_code& ec) {
+  const std::int64_t v = query(detail::lock_query::fencing_token, ec);
+  return ec || v < 0 ? 0 : static_cast<std::uint64_t>(v);
 }
 
 }  // namespace deadbolt

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -18,6 +19,7 @@
 namespace deadbolt {
 
 class blocking_lock;
+class blocking_fenced_lock;
 
 class blocking_client {
  public:
@@ -36,6 +38,9 @@ class blocking_client {
 
   /// A reentrant lock (Redisson RLock) named `name`.
   blocking_lock lock(std::string_view name);
+  /// A fenced lock (Redisson RFencedLock) named `name`: the same lock, and every acquisition returns
+  /// a fencing token.
+  blocking_fenced_lock fenced_lock(std::string_view name);
 
   /// Called on the loop thread whenever a held lock's lease is found lost.
   void on_lease_lost(detail::lease_lost_handler handler);
@@ -45,16 +50,50 @@ class blocking_client {
   std::unique_ptr<loop> loop_;
 };
 
+namespace detail {
+
+/// What the blocking lock objects share: the names, the engine calls, release and the queries.
+class blocking_lock_base {
+ public:
+  const std::string& name() const noexcept;
+
+  /// Releases one hold of the calling thread. Never throws.
+  void unlock() noexcept;
+  void unlock(std::error_code& ec) noexcept;
+
+  /// Deletes the lock whoever holds it; true if there was one.
+  bool force_unlock(std::error_code& ec);
+  bool is_locked(std::error_code& ec);
+  /// The server's hold count for the calling thread.
+  std::int64_t hold_count(std::error_code& ec);
+  /// True once the client found the calling thread's lease on this lock lost (renewal failed).
+  bool lease_lost();
+
+ protected:
+  blocking_lock_base(std::shared_ptr<client_core> core, asio::any_io_executor ex, std::string_view name,
+                     lock_kind kind);
+  /// The engine's acquire for the calling thread: 0 if the wait ran out, else 1 or the token.
+  std::int64_t acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
+  /// No lease (watchdog); a negative wait does not wait. Throws (raise) on error, naming `what`.
+  std::int64_t acquire_or_throw(std::int64_t wait_ms, std::int64_t lease_ms, const char* what);
+  std::int64_t query(lock_query q, std::error_code& ec);
+
+  std::shared_ptr<client_core> core_;
+  asio::any_io_executor executor_;
+  std::shared_ptr<const lock_names> names_;
+  lock_kind kind_;
+};
+
+}  // namespace detail
+
 /// A named reentrant lock used from threads. Meets TimedLockable: lock(), try_lock(), try_lock_for(),
 /// try_lock_until(), unlock().
 ///
 /// Errors: the plain forms throw std::system_error (in builds without exceptions they end the process
 /// through the port's fatal hook, as Asio does); the std::error_code& forms never do. unlock() never
 /// throws: use unlock(std::error_code&) to see its outcome.
-class blocking_lock {
+class blocking_lock : public detail::blocking_lock_base {
  public:
-  const std::string& name() const noexcept;
-
   /// Waits as long as it takes. `lease` zero (the default) means the watchdog keeps the lease.
   void lock(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
   void lock(std::chrono::milliseconds lease, std::error_code& ec);
@@ -78,28 +117,53 @@ class blocking_lock {
     return try_lock_for(deadline - Clock::now());
   }
 
-  /// Releases one hold of the calling thread. Never throws.
-  void unlock() noexcept;
-  void unlock(std::error_code& ec) noexcept;
-
-  /// Deletes the lock whoever holds it; true if there was one.
-  bool force_unlock(std::error_code& ec);
-  bool is_locked(std::error_code& ec);
-  /// The server's hold count for the calling thread.
-  std::int64_t hold_count(std::error_code& ec);
-  /// True once the client found the calling thread's lease on this lock lost (renewal failed).
-  bool lease_lost();
-
  private:
   friend class blocking_client;
   blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
   bool try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
   bool try_acquire_or_throw(std::int64_t wait_ms);
-  std::int64_t query(detail::lock_query q, std::error_code& ec);
+};
 
-  std::shared_ptr<detail::client_core> core_;
-  asio::any_io_executor executor_;
-  std::shared_ptr<const detail::lock_names> names_;
+/// A named fenced lock used from threads: blocking_lock, but every acquisition (reentrant ones too)
+/// returns a fencing token, a number that strictly increases across all clients (Java ones
+/// included). try_lock* return the token, or an empty optional if the lock was not acquired.
+///
+/// std::lock_guard and std::unique_lock's constructors work on it (lock() ignores its result, an
+/// optional converts to bool in their conditions). Errors as blocking_lock: the plain forms throw,
+/// the std::error_code& forms never do, unlock() never throws.
+class blocking_fenced_lock : public detail::blocking_lock_base {
+ public:
+  /// Waits as long as it takes and returns the token. `lease` zero means the watchdog.
+  std::uint64_t lock(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
+  std::uint64_t lock(std::chrono::milliseconds lease, std::error_code& ec);
+  std::uint64_t lock(std::error_code& ec) { return lock(std::chrono::milliseconds(0), ec); }
+
+  /// One attempt, no waiting: the token if acquired.
+  std::optional<std::uint64_t> try_lock();
+  std::optional<std::uint64_t> try_lock(std::error_code& ec) { return try_acquire(0, 0, ec); }
+
+  template <typename Rep, typename Period>
+  std::optional<std::uint64_t> try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return try_acquire_or_throw(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+  }
+  template <typename Rep, typename Period>
+  std::optional<std::uint64_t> try_lock_for(const std::chrono::duration<Rep, Period>& wait,
+                                            std::chrono::milliseconds lease, std::error_code& ec) {
+    return try_acquire(std::chrono::ceil<std::chrono::milliseconds>(wait).count(), lease.count(), ec);
+  }
+  template <typename Clock, typename Duration>
+  std::optional<std::uint64_t> try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return try_lock_for(deadline - Clock::now());
+  }
+
+  /// The last token handed out (0 if none yet).
+  std::uint64_t token(std::error_code& ec);
+
+ private:
+  friend class blocking_client;
+  blocking_fenced_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
+  std::optional<std::uint64_t> try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
+  std::optional<std::uint64_t> try_acquire_or_throw(std::int64_t wait_ms);
 };
 
 }  // namespace deadbolt

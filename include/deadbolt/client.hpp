@@ -63,6 +63,12 @@ class client {
     return deadbolt::fenced_lock(core_, executor_, name);
   }
 
+  /// A spin lock (Redisson RSpinLock) named `name`: the same lock data, no pub/sub; waiters back off
+  /// per `backoff` (default: exponential, 1 ms to 128 ms).
+  deadbolt::spin_lock spin_lock(std::string_view name, const spin_backoff& backoff = {}) const {
+    return deadbolt::spin_lock(core_, executor_, name, backoff);
+  }
+
   /// Closes the connections now (the destructor does too); operations still running complete with
   /// errc::shutting_down. Lets an io_context whose only work is this client return from run().
   void shutdown() {

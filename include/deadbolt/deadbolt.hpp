@@ -6,3 +6,4 @@
 #include "deadbolt/config.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/reentrant_lock.hpp"
+#include "deadbolt/spin_backoff.hpp"

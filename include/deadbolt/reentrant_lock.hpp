@@ -1,5 +1,6 @@
-// Redisson's reentrant lock (RLock) and fenced lock (RFencedLock), wire-compatible: the same key, hash
-// fields, channel and scripts, so C++ and Java processes can contend for one lock.
+// Redisson's reentrant lock (RLock), fenced lock (RFencedLock) and spin lock (RSpinLock),
+// wire-compatible: the same key, hash fields, channel and scripts, so C++ and Java processes can
+// contend for one lock.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 
 #include "deadbolt/detail/async.hpp"
 #include "deadbolt/detail/engine.hpp"
+#include "deadbolt/spin_backoff.hpp"
 
 namespace deadbolt {
 
@@ -42,6 +44,9 @@ class lock_base {
 
   lock_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name)
       : core_(std::move(core)), executor_(std::move(ex)), names_(make_lock_names(name)) {}
+  lock_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, lock_kind kind,
+            const spin_backoff& backoff = {})
+      : core_(std::move(core)), executor_(std::move(ex)), names_(make_lock_names(name, kind, backoff)) {}
 
   const std::string& name() const noexcept { return names_->name; }
   executor_type get_executor() const noexcept { return executor_; }
@@ -54,7 +59,8 @@ class lock_base {
       return start_unlock(core, names, owner, c);
     });
   }
-  /// Deletes the lock whoever holds it and wakes a waiter. Signature: void(std::error_code, bool deleted).
+  /// Deletes the lock whoever holds it and wakes a waiter (a spin lock: just deletes it).
+  /// Signature: void(std::error_code, bool deleted).
   template <typename Token>
   auto async_force_unlock(Token&& token) {
     return query<result_bool>(lock_query::force_unlock, 0, std::forward<Token>(token));
@@ -186,6 +192,45 @@ class fenced_lock : public detail::lock_base {
   template <typename Token>
   auto async_token(Token&& token) {
     return query<detail::result_int>(detail::lock_query::fencing_token, 0, std::forward<Token>(token));
+  }
+};
+
+/// A spin lock (Redisson RSpinLock, PROTOCOL.md §5): the reentrant lock's hash and acquire script, so
+/// it excludes a reentrant_lock of the same name, but no pub/sub at all. A waiter backs off
+/// (`spin_backoff`) and tries again; unlock publishes nothing (so it does not wake reentrant_lock
+/// waiters: they re-check after the holder's TTL) and force unlock is a plain DEL. Use it where
+/// PUBLISH is costly (a big cluster's bus) and locks are held briefly. Leases as reentrant_lock.
+class spin_lock : public detail::lock_base {
+ public:
+  spin_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name,
+            const spin_backoff& backoff = {})
+      : lock_base(std::move(core), std::move(ex), name, detail::lock_kind::spin, backoff) {}
+
+  const spin_backoff& backoff() const noexcept { return names_->backoff; }
+
+  /// Backs off and retries as long as it takes. Signature: void(std::error_code).
+  template <typename Token>
+  auto async_lock(owner_id owner, Token&& token) {
+    return async_lock(owner, std::chrono::milliseconds(0), std::forward<Token>(token));
+  }
+  /// As long as it takes; holds for `lease` (zero: watchdog). Signature: void(std::error_code).
+  template <typename Token>
+  auto async_lock(owner_id owner, std::chrono::milliseconds lease, Token&& token) {
+    return acquire<detail::result_void>(detail::lock_kind::spin, owner, -1, lease, std::forward<Token>(token));
+  }
+  /// One attempt, no waiting. Signature: void(std::error_code, bool acquired).
+  template <typename Token>
+  auto async_try_lock(owner_id owner, Token&& token) {
+    return async_try_lock(owner, std::chrono::milliseconds(0), std::chrono::milliseconds(0),
+                          std::forward<Token>(token));
+  }
+  /// Retries for up to `wait` (negative: as long as it takes); holds for `lease` (zero: watchdog).
+  /// Signature: void(std::error_code, bool acquired).
+  template <typename Token>
+  auto async_try_lock(owner_id owner, std::chrono::milliseconds wait, std::chrono::milliseconds lease,
+                      Token&& token) {
+    return acquire<detail::result_bool>(detail::lock_kind::spin, owner, wait.count() < 0 ? -1 : wait.count(), lease,
+                                        std::forward<Token>(token));
   }
 };
 

@@ -310,8 +310,11 @@ void cancel_operation(client_core&, op_ref ref) {
   if (op != nullptr && op->generation == ref.generation) op->cancel();
 }
 
-std::shared_ptr<const lock_names> make_lock_names(std::string_view name) {
+std::shared_ptr<const lock_names> make_lock_names(std::string_view name, lock_kind kind,
+                                                  const spin_backoff& backoff) {
   auto names = std::make_shared<lock_names>();
+  names->kind = kind;
+  names->backoff = backoff;
   names->name = std::string(name);
   names->channel = lock_channel(name);
   names->latch_prefix = unlock_latch_prefix(name);

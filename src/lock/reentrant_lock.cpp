@@ -3,6 +3,9 @@
 //             channel redisson_lock__channel:{name} (message "0"),
 //             unlock latch redisson_unlock_latch:{name}:<request id>
 //   scripts   lua/lock_acquire.lua, lua/lock_unlock.lua, lua/lock_force_unlock.lua (+ lock_renew.lua)
+//   spin      (§5) the same hash and acquire script, but no channel: lua/spin_unlock.lua releases
+//             without publishing, force unlock is a plain DEL, and a waiter backs off on a timer
+//             (spin_backoff) and tries again instead of parking on the channel
 //   fenced    the same, but acquired by lua/fenced_acquire.lua, which also INCRs the token counter
 //             redisson_lock_token:{name} (no TTL, never deleted) and returns {-1, token} or {pttl, -1}
 //   waiting   try the acquire script; if busy, park on the channel for at most the holder's TTL
@@ -18,6 +21,7 @@
 #include "deadbolt/port/hooks.hpp"
 #include "detail/client_core.hpp"
 #include "detail/script_call.hpp"
+#include "lock/spin_backoff_sequence.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {
@@ -37,6 +41,15 @@ bool ambiguous(std::error_code ec) {
 bool transient(std::error_code ec) {
   if (ambiguous(ec) || ec == errc::not_connected) return true;
   return &ec.category() != &deadbolt_category() && ec != asio::error::operation_aborted;
+}
+
+// Backoff jitter: any cheap per-thread pseudo-random number will do.
+std::uint64_t jitter_random() {
+  thread_local std::uint64_t state = static_cast<std::uint64_t>(port::monotonic_ns()) | 1;
+  state ^= state << 13;  // xorshift64
+  state ^= state >> 7;
+  state ^= state << 17;
+  return state;
 }
 
 // Unlock request ids need only be unique, not secret: a per-thread generator seeded once from the
@@ -63,12 +76,14 @@ void next_request_id(char out[32]) {
 
 class acquire_op final : public request, public waiter, public operation {
  public:
-  explicit acquire_op(client_core& core) : core_(core) {}
+  explicit acquire_op(client_core& core) : core_(core), timer_(core.executor) {}
 
   void start(const std::shared_ptr<const lock_names>& names, lock_kind kind, std::int64_t owner,
              std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
     names_ = names;
     fenced_ = kind == lock_kind::fenced;
+    spin_ = kind == lock_kind::spin;
+    backoff_ = backoff_state{};
     token_ = 0;
     owner_ = owner;
     owner_digits_.set(owner);
@@ -81,7 +96,7 @@ class acquire_op final : public request, public waiter, public operation {
     waited_ = false;
     const std::uint32_t held = core_.holds.find(names->name, owner);
     expected_count_ = (held == hold_table::none || core_.holds[held].lost ? 0 : core_.holds[held].count) + 1;
-    if (!no_wait_ && expected_count_ == 1 && core_.subs && core_.subs->has_contenders(names->channel)) {
+    if (!spin_ && !no_wait_ && expected_count_ == 1 && core_.subs && core_.subs->has_contenders(names->channel)) {
       // Others of this client already wait for this lock: queue behind them rather than barge in
       // (the next unlock message wakes them in order; the one woken tries).
       seen_messages_ = core_.subs->messages_on(names->channel);
@@ -93,13 +108,16 @@ class acquire_op final : public request, public waiter, public operation {
   void cancel() override {
     if (phase_ == phase::parked) {
       core_.subscriptions().cancel(*this);
+    } else if (phase_ == phase::backoff) {
+      cancelled_ = true;
+      timer_.cancel();  // its handler finishes with operation_aborted
     } else {
       cancelled_ = true;  // acted on when the reply comes
     }
   }
 
  private:
-  enum class phase { idle, attempt, verify, refresh, fetch_token, parked };
+  enum class phase { idle, attempt, verify, refresh, fetch_token, parked, backoff };
 
   void attempt() { send_script(phase::attempt); }
 
@@ -114,7 +132,7 @@ class acquire_op final : public request, public waiter, public operation {
     send_script_body = false;
     reply_.reset();
     sent_ns_ = port::monotonic_ns();
-    seen_messages_ = core_.subs ? core_.subs->messages_on(names_->channel) : 0;
+    seen_messages_ = core_.subs && !spin_ ? core_.subs->messages_on(names_->channel) : 0;
     core_.submit(*this);
   }
 
@@ -250,6 +268,7 @@ class acquire_op final : public request, public waiter, public operation {
     const std::int64_t now = port::monotonic_ns();
     if (deadline_ns_ >= 0 && now >= deadline_ns_) return finish({}, 0);
     if (ttl_ms == 0 || ttl_ms == -2) return attempt();  // just expired or vanished
+    if (spin_) return back_off();
     park((ttl_ms > 0 ? ttl_ms : no_ttl_recheck_ms) * ms_to_ns);
   }
 
@@ -263,6 +282,22 @@ class acquire_op final : public request, public waiter, public operation {
                                              seen_messages_)) {
       finish(ec, 0);
     }
+  }
+
+  /// Spin lock: sleeps the next backoff pause (never past the deadline), then tries again.
+  void back_off() {
+    std::int64_t wait_ns = next_backoff_ms(names_->backoff, backoff_, jitter_random()) * ms_to_ns;
+    if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - port::monotonic_ns());
+    phase_ = phase::backoff;
+    waited_ = true;
+    timer_.expires_after(std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0)));
+    // The core owns this op (its pool): keep the core alive until the handler has run.
+    timer_.async_wait([this, self = core_.shared_from_this()](std::error_code ec) {
+      if (phase_ != phase::backoff) return;
+      if (ec || cancelled_) return finish(asio::error::operation_aborted, 0);
+      if (core_.stopped) return finish(errc::shutting_down, 0);
+      attempt();  // busy() ends a spent wait
+    });
   }
 
   void on_wake(wake_reason why) override {
@@ -302,6 +337,9 @@ class acquire_op final : public request, public waiter, public operation {
   bool waited_ = false;  // found the lock taken and parked at least once
   std::uint64_t seen_messages_ = 0;  // the channel's message count when the last attempt was sent
   bool fenced_ = false;
+  bool spin_ = false;
+  backoff_state backoff_;
+  asio::steady_timer timer_;  // spin lock: the backoff pause
   std::int64_t token_ = 0;
   std::int64_t pair_[2] = {};
   std::size_t pair_size_ = 0;
@@ -342,6 +380,12 @@ class unlock_op final : public request, public operation {
   }
 
   void encode(resp::encoder& e) override {
+    if (names_->kind == lock_kind::spin) {
+      begin_script(e, *this, scripts::spin_unlock, 2, 3);
+      e.bulk(names_->name).bulk(latch_);
+      e.bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()}).bulk(latch_ttl_.view());
+      return;
+    }
     begin_script(e, *this, scripts::lock_unlock, 3, 5);
     e.bulk(names_->name).bulk(names_->channel).bulk(latch_);
     e.bulk("0").bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()});
@@ -412,7 +456,7 @@ class query_op final : public request, public operation {
     query_ = q;
     owner_digits_.set(owner);
     done_ = &done;
-    runs_script = q == lock_query::force_unlock;
+    runs_script = q == lock_query::force_unlock && names->kind != lock_kind::spin;
     send_script_body = false;
     reply_.reset();
     core_.submit(*this);
@@ -436,6 +480,10 @@ class query_op final : public request, public operation {
     const auto field = [&] { e.bulk_concat({core_.id, ":", owner_digits_.view()}); };
     switch (query_) {
       case lock_query::force_unlock:
+        if (names_->kind == lock_kind::spin) {  // no channel to tell: a plain DEL
+          e.command("DEL", names_->name);
+          break;
+        }
         begin_script(e, *this, scripts::lock_force_unlock, 2, 2);
         e.bulk(names_->name).bulk(names_->channel).bulk("0").bulk(core_.publish_command);
         break;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,4 +99,82 @@ TEST_CASE("threads of two clients never overlap and lose no update") {
   for (auto& t : threads) t.join();
   CHECK_FALSE(overlapped.load());
   CHECK(counter.load() == 4 * per_thread);
+}
+
+TEST_CASE("blocking fenced lock: tokens strictly increase across threads of two clients") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client a(config_for(redis));
+  deadbolt::blocking_client b(config_for(redis));
+  const std::string name = unique_name("blocking-fenced");
+  std::atomic<std::uint64_t> last{0};
+  std::atomic<bool> not_increasing{false};
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlapped{false};
+  constexpr int per_thread = 20;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto lock = (t % 2 == 0 ? a : b).fenced_lock(name);
+      for (int i = 0; i < per_thread; ++i) {
+        const std::uint64_t token = lock.lock();
+        if (inside.fetch_add(1) != 0) overlapped = true;
+        if (token <= last.load()) not_increasing = true;
+        last = token;
+        inside.fetch_sub(1);
+        lock.unlock();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK_FALSE(overlapped.load());
+  CHECK_FALSE(not_increasing.load());
+  CHECK(last.load() == 4 * per_thread);
+  std::error_code ec;
+  CHECK(a.fenced_lock(name).token(ec) == 4 * per_thread);
+  CHECK_FALSE(ec);
+  CHECK(redis.cli("get redisson_lock_token:{" + name + "}") == std::to_string(4 * per_thread));
+}
+
+TEST_CASE("blocking fenced lock: std::lock_guard, try_lock forms and reentry") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client client(config_for(redis));
+  auto lock = client.fenced_lock(unique_name("blocking-fenced-guard"));
+  std::error_code ec;
+  CHECK(lock.token(ec) == 0);
+  CHECK_FALSE(ec);
+  {
+    std::lock_guard<deadbolt::blocking_fenced_lock> guard(lock);
+    CHECK(lock.token(ec) == 1);
+    // Reentry takes a new token.
+    const auto again = lock.try_lock();
+    REQUIRE(again);
+    CHECK(*again == 2);
+    CHECK(lock.hold_count(ec) == 2);
+    lock.unlock();
+    // Another thread is another owner: no token.
+    std::optional<std::uint64_t> other{7};
+    std::thread([&] { other = lock.try_lock_for(100ms); }).join();
+    CHECK_FALSE(other);
+    std::thread([&] { other = lock.try_lock_until(std::chrono::steady_clock::now() + 50ms); }).join();
+    CHECK_FALSE(other);
+    std::thread([&] {
+      std::error_code e;
+      other = lock.try_lock(e);
+      CHECK_FALSE(e);
+    }).join();
+    CHECK_FALSE(other);
+  }
+  CHECK_FALSE(lock.is_locked(ec));
+  {
+    std::unique_lock<deadbolt::blocking_fenced_lock> maybe(lock, std::try_to_lock);
+    CHECK(maybe.owns_lock());
+  }
+  const std::uint64_t t = lock.lock(ec);
+  CHECK_FALSE(ec);
+  CHECK(t == 4);
+  lock.unlock(ec);
+  CHECK_FALSE(ec);
+  lock.unlock(ec);  // holds nothing now
+  CHECK(ec == errc::not_owner);
+  lock.unlock();  // never throws
 }

@@ -13,20 +13,28 @@
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/async.hpp"
 #include "deadbolt/reply.hpp"
+#include "deadbolt/spin_backoff.hpp"
 
 namespace deadbolt::detail {
 
-/// The Redis names one reentrant lock uses (PROTOCOL.md §2), built once per lock object.
+/// Which scripts a lock runs. All share the hash and renewal; reentrant and fenced also the channel
+/// and unlock (fenced differs in its acquire script); spin has no channel: it unlocks without
+/// publishing and waits by backing off (PROTOCOL.md §5).
+enum class lock_kind { reentrant, fenced, spin };
+
+/// The Redis names one reentrant lock uses (PROTOCOL.md §2), built once per lock object, and the
+/// lock's kind (which selects the unlock and force-unlock scripts).
 struct lock_names {
   std::string name;          ///< the lock hash: the bare name
   std::string channel;       ///< redisson_lock__channel:{name}
   std::string latch_prefix;  ///< redisson_unlock_latch:{name}
   std::string token_key;     ///< redisson_lock_token:{name} (fenced lock)
+  lock_kind kind = lock_kind::reentrant;
+  spin_backoff backoff;      ///< spin lock: the pause between attempts
 };
 
-/// Which acquire script a lock runs: both kinds share the hash, channel, unlock and renewal.
-enum class lock_kind { reentrant, fenced };
-std::shared_ptr<const lock_names> make_lock_names(std::string_view name);
+std::shared_ptr<const lock_names> make_lock_names(std::string_view name, lock_kind kind = lock_kind::reentrant,
+                                                  const spin_backoff& backoff = {});
 
 /// Creates the engine; errors in `cfg` are kept and reported by every operation.
 std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg);
