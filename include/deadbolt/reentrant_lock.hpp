@@ -116,17 +116,10 @@ class lock_base {
   std::shared_ptr<const lock_names> names_;
 };
 
-}  // namespace detail
-
-/// A handle to one named reentrant lock. Cheap to copy; every copy talks to the same client. All
-/// operations take Asio completion tokens (callbacks, asio::use_future, asio::use_awaitable, ...) and
-/// acquisition supports per-operation cancellation of its wait.
-///
-/// Leases: an acquisition given a lease holds the lock for exactly that long unless unlocked. Without a
-/// lease (or with a zero lease) the lock uses config::watchdog_timeout and the client's watchdog
-/// renews it every third of that until unlock; if renewal finds the lock gone, the client's lease-lost
-/// handler is told.
-class reentrant_lock : public detail::lock_base {
+/// Acquisition for the kinds that answer "acquired or not" (the reentrant and spin locks); they
+/// differ only in how a waiter waits, which `Kind` selects.
+template <lock_kind Kind>
+class flag_lock : public lock_base {
  public:
   using lock_base::lock_base;
 
@@ -138,7 +131,7 @@ class reentrant_lock : public detail::lock_base {
   /// Waits as long as it takes; holds for `lease` (zero: watchdog). Signature: void(std::error_code).
   template <typename Token>
   auto async_lock(owner_id owner, std::chrono::milliseconds lease, Token&& token) {
-    return acquire<detail::result_void>(detail::lock_kind::reentrant, owner, -1, lease, std::forward<Token>(token));
+    return acquire<result_void>(Kind, owner, -1, lease, std::forward<Token>(token));
   }
   /// One attempt, no waiting. Signature: void(std::error_code, bool acquired).
   template <typename Token>
@@ -151,9 +144,24 @@ class reentrant_lock : public detail::lock_base {
   template <typename Token>
   auto async_try_lock(owner_id owner, std::chrono::milliseconds wait, std::chrono::milliseconds lease,
                       Token&& token) {
-    return acquire<detail::result_bool>(detail::lock_kind::reentrant, owner, wait.count() < 0 ? -1 : wait.count(),
-                                        lease, std::forward<Token>(token));
+    return acquire<result_bool>(Kind, owner, wait.count() < 0 ? -1 : wait.count(), lease,
+                                std::forward<Token>(token));
   }
+};
+
+}  // namespace detail
+
+/// A handle to one named reentrant lock. Cheap to copy; every copy talks to the same client. All
+/// operations take Asio completion tokens (callbacks, asio::use_future, asio::use_awaitable, ...) and
+/// acquisition supports per-operation cancellation of its wait.
+///
+/// Leases: an acquisition given a lease holds the lock for exactly that long unless unlocked. Without a
+/// lease (or with a zero lease) the lock uses config::watchdog_timeout and the client's watchdog
+/// renews it every third of that until unlock; if renewal finds the lock gone, the client's lease-lost
+/// handler is told.
+class reentrant_lock : public detail::flag_lock<detail::lock_kind::reentrant> {
+ public:
+  using flag_lock::flag_lock;
 };
 
 /// A reentrant lock whose every acquisition (reentrant ones too) returns a fencing token: a number
@@ -200,38 +208,13 @@ class fenced_lock : public detail::lock_base {
 /// (`spin_backoff`) and tries again; unlock publishes nothing (so it does not wake reentrant_lock
 /// waiters: they re-check after the holder's TTL) and force unlock is a plain DEL. Use it where
 /// PUBLISH is costly (a big cluster's bus) and locks are held briefly. Leases as reentrant_lock.
-class spin_lock : public detail::lock_base {
+class spin_lock : public detail::flag_lock<detail::lock_kind::spin> {
  public:
   spin_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name,
             const spin_backoff& backoff = {})
-      : lock_base(std::move(core), std::move(ex), name, detail::lock_kind::spin, backoff) {}
+      : flag_lock(std::move(core), std::move(ex), name, detail::lock_kind::spin, backoff) {}
 
   const spin_backoff& backoff() const noexcept { return names_->backoff; }
-
-  /// Backs off and retries as long as it takes. Signature: void(std::error_code).
-  template <typename Token>
-  auto async_lock(owner_id owner, Token&& token) {
-    return async_lock(owner, std::chrono::milliseconds(0), std::forward<Token>(token));
-  }
-  /// As long as it takes; holds for `lease` (zero: watchdog). Signature: void(std::error_code).
-  template <typename Token>
-  auto async_lock(owner_id owner, std::chrono::milliseconds lease, Token&& token) {
-    return acquire<detail::result_void>(detail::lock_kind::spin, owner, -1, lease, std::forward<Token>(token));
-  }
-  /// One attempt, no waiting. Signature: void(std::error_code, bool acquired).
-  template <typename Token>
-  auto async_try_lock(owner_id owner, Token&& token) {
-    return async_try_lock(owner, std::chrono::milliseconds(0), std::chrono::milliseconds(0),
-                          std::forward<Token>(token));
-  }
-  /// Retries for up to `wait` (negative: as long as it takes); holds for `lease` (zero: watchdog).
-  /// Signature: void(std::error_code, bool acquired).
-  template <typename Token>
-  auto async_try_lock(owner_id owner, std::chrono::milliseconds wait, std::chrono::milliseconds lease,
-                      Token&& token) {
-    return acquire<detail::result_bool>(detail::lock_kind::spin, owner, wait.count() < 0 ? -1 : wait.count(), lease,
-                                        std::forward<Token>(token));
-  }
 };
 
 }  // namespace deadbolt
