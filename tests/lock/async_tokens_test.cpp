@@ -33,7 +33,7 @@ TEST_CASE("asio::use_future") {
   CHECK_THROWS_AS(bad.get(), std::system_error);
 }
 
-#if defined(__cpp_impl_coroutine)  // clang 14 with libstdc++ has no usable <coroutine>
+#if defined(ASIO_HAS_CO_AWAIT)  // not with clang 14 on libstdc++, where Asio disables co_await
 TEST_CASE("C++20 coroutines with asio::use_awaitable") {
   deadbolt::test::redis_server redis;
   deadbolt::test::io_thread io;
