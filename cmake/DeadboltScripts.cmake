@@ -1,13 +1,26 @@
 # Embeds every lua/*.lua file into the library with its SHA1 (what EVALSHA names it by).
 # The generated header declares deadbolt::detail::scripts::<file stem>; CMake re-runs when a script changes.
+# A line "--! include NAME" is replaced by lua/include/NAME.lua (code shared by several scripts: Redis
+# runs each script on its own, so shared functions are inlined).
 function(deadbolt_embed_scripts target script_dir)
   file(GLOB scripts CONFIGURE_DEPENDS ${script_dir}/*.lua)
+  file(GLOB includes CONFIGURE_DEPENDS ${script_dir}/include/*.lua)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${scripts} ${includes})
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/generated)
   set(decls "")
   set(defs "")
   foreach(file IN LISTS scripts)
     get_filename_component(stem ${file} NAME_WE)
     file(READ ${file} body)
+    string(REGEX MATCHALL "--! include [a-z_]+" wanted "${body}")
+    foreach(line IN LISTS wanted)
+      string(REPLACE "--! include " "" part "${line}")
+      if(NOT EXISTS ${script_dir}/include/${part}.lua)
+        message(FATAL_ERROR "${file}: no lua/include/${part}.lua")
+      endif()
+      file(READ ${script_dir}/include/${part}.lua shared)
+      string(REPLACE "${line}\n" "${shared}" body "${body}")
+    endforeach()
     string(SHA1 sha "${body}")
     if(body MATCHES "\\)lua\"")
       message(FATAL_ERROR "${file} contains the raw-string delimiter )lua\"")

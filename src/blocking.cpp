@@ -116,7 +116,7 @@ const std::string& blocking_lock_base::name() const noexcept { return names_->na
 std::int64_t blocking_lock_base::acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
   const std::int64_t owner = calling_thread();
   return run_blocking(core_, executor_, ec, [&](client_core& core, completion& c) {
-    start_acquire(core, names_, kind_, owner, wait_ms, lease_ms, c);
+    start_acquire(core, names_, owner, wait_ms, lease_ms, c);
   });
 }
 

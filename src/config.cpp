@@ -137,7 +137,7 @@ std::error_code config::validate(endpoint& ep) const {
   if (auto ec = parse_url(url, ep)) return ec;
   using std::chrono::milliseconds;
   const bool ok = connect_timeout > milliseconds(0) && command_timeout > milliseconds(0) &&
-                  watchdog_timeout >= milliseconds(30) && reconnect_min > milliseconds(0) &&
+                  watchdog_timeout >= milliseconds(30) && fair_wait_timeout > milliseconds(0) && reconnect_min > milliseconds(0) &&
                   reconnect_max >= reconnect_min && max_channels > 0 && max_waiters > 0 &&
                   max_held_locks > 0 && reply_limits.max_bulk_length >= 512 &&
                   reply_limits.max_depth >= 2 && reply_limits.max_elements >= 16 &&

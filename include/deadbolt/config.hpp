@@ -44,6 +44,9 @@ struct config {
   std::chrono::milliseconds command_timeout{3000};
   /// The lease used when none is given; the watchdog renews such locks every third of it.
   std::chrono::milliseconds watchdog_timeout{30000};
+  /// Fair lock: how long a waiter's place in the queue lasts when its own wait is unbounded (Redisson's
+  /// fairLockWaitTimeout). A waiter that waits longer is dropped and rejoins at the back.
+  std::chrono::milliseconds fair_wait_timeout{300000};
   /// Reconnect backoff: starts at the minimum, doubles up to the maximum, with jitter.
   std::chrono::milliseconds reconnect_min{50};
   std::chrono::milliseconds reconnect_max{2000};

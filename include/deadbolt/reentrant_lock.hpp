@@ -42,8 +42,6 @@ class lock_base {
  public:
   using executor_type = asio::any_io_executor;
 
-  lock_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name)
-      : core_(std::move(core)), executor_(std::move(ex)), names_(make_lock_names(name)) {}
   lock_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, lock_kind kind,
             const spin_backoff& backoff = {})
       : core_(std::move(core)), executor_(std::move(ex)), names_(make_lock_names(name, kind, backoff)) {}
@@ -105,9 +103,9 @@ class lock_base {
     });
   }
   template <typename Result, typename Token>
-  auto acquire(lock_kind kind, owner_id owner, std::int64_t wait_ms, std::chrono::milliseconds lease, Token&& token) {
-    return run<Result>(std::forward<Token>(token), [names = names_, kind, owner, wait_ms, lease](auto& core, auto& c) {
-      return start_acquire(core, names, kind, owner, wait_ms, lease.count(), c);
+  auto acquire(owner_id owner, std::int64_t wait_ms, std::chrono::milliseconds lease, Token&& token) {
+    return run<Result>(std::forward<Token>(token), [names = names_, owner, wait_ms, lease](auto& core, auto& c) {
+      return start_acquire(core, names, owner, wait_ms, lease.count(), c);
     });
   }
 
@@ -116,12 +114,14 @@ class lock_base {
   std::shared_ptr<const lock_names> names_;
 };
 
-/// Acquisition for the kinds that answer "acquired or not" (the reentrant and spin locks); they
-/// differ only in how a waiter waits, which `Kind` selects.
+/// Acquisition for the kinds that answer "acquired or not" (all but the fenced lock); `Kind` selects
+/// the scripts and how a waiter waits. `backoff` matters only to the spin lock.
 template <lock_kind Kind>
 class flag_lock : public lock_base {
  public:
-  using lock_base::lock_base;
+  flag_lock(std::shared_ptr<client_core> core, executor_type ex, std::string_view name,
+            const spin_backoff& backoff = {})
+      : lock_base(std::move(core), std::move(ex), name, Kind, backoff) {}
 
   /// Waits as long as it takes. Signature: void(std::error_code).
   template <typename Token>
@@ -131,7 +131,7 @@ class flag_lock : public lock_base {
   /// Waits as long as it takes; holds for `lease` (zero: watchdog). Signature: void(std::error_code).
   template <typename Token>
   auto async_lock(owner_id owner, std::chrono::milliseconds lease, Token&& token) {
-    return acquire<result_void>(Kind, owner, -1, lease, std::forward<Token>(token));
+    return acquire<result_void>(owner, -1, lease, std::forward<Token>(token));
   }
   /// One attempt, no waiting. Signature: void(std::error_code, bool acquired).
   template <typename Token>
@@ -144,7 +144,7 @@ class flag_lock : public lock_base {
   template <typename Token>
   auto async_try_lock(owner_id owner, std::chrono::milliseconds wait, std::chrono::milliseconds lease,
                       Token&& token) {
-    return acquire<result_bool>(Kind, owner, wait.count() < 0 ? -1 : wait.count(), lease,
+    return acquire<result_bool>(owner, wait.count() < 0 ? -1 : wait.count(), lease,
                                 std::forward<Token>(token));
   }
 };
@@ -170,13 +170,14 @@ class reentrant_lock : public detail::flag_lock<detail::lock_kind::reentrant> {
 /// whose lease lapsed (a long GC pause, a partition) from doing damage.
 class fenced_lock : public detail::lock_base {
  public:
-  using lock_base::lock_base;
+  fenced_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
+      : lock_base(std::move(core), std::move(ex), name, detail::lock_kind::fenced) {}
 
   /// Waits as long as it takes; `lease` zero means the watchdog.
   /// Signature: void(std::error_code, std::uint64_t token).
   template <typename Token>
   auto async_lock(owner_id owner, std::chrono::milliseconds lease, Token&& token) {
-    return acquire<detail::result_token>(detail::lock_kind::fenced, owner, -1, lease, std::forward<Token>(token));
+    return acquire<detail::result_token>(owner, -1, lease, std::forward<Token>(token));
   }
   template <typename Token>
   auto async_lock(owner_id owner, Token&& token) {
@@ -187,8 +188,7 @@ class fenced_lock : public detail::lock_base {
   template <typename Token>
   auto async_try_lock(owner_id owner, std::chrono::milliseconds wait, std::chrono::milliseconds lease,
                       Token&& token) {
-    return acquire<detail::result_optional_token>(detail::lock_kind::fenced, owner,
-                                                  wait.count() < 0 ? -1 : wait.count(), lease,
+    return acquire<detail::result_optional_token>(owner, wait.count() < 0 ? -1 : wait.count(), lease,
                                                   std::forward<Token>(token));
   }
   template <typename Token>
@@ -210,9 +210,7 @@ class fenced_lock : public detail::lock_base {
 /// PUBLISH is costly (a big cluster's bus) and locks are held briefly. Leases as reentrant_lock.
 class spin_lock : public detail::flag_lock<detail::lock_kind::spin> {
  public:
-  spin_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name,
-            const spin_backoff& backoff = {})
-      : flag_lock(std::move(core), std::move(ex), name, detail::lock_kind::spin, backoff) {}
+  using flag_lock::flag_lock;
 
   const spin_backoff& backoff() const noexcept { return names_->backoff; }
 };

@@ -8,6 +8,7 @@
 #include "detail/ids.hpp"
 #include "detail/keys.hpp"
 #include "detail/script_call.hpp"
+#include "lock/lock_protocol.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {
@@ -65,13 +66,18 @@ class fire_and_forget final : public request {
 
 // ---- watchdog renewal --------------------------------------------------------------------------
 
+// One EVAL renewing up to 100 keys (Redisson's lockWatchdogBatchSize): hash-field holds with
+// lua/lock_renew.lua, or read holds (a hash and a timeout-key prefix each) with lua/read_renew.lua.
 class renew_batch final : public request {
  public:
-  static constexpr std::size_t max_keys = 100;  // Redisson's lockWatchdogBatchSize
+  static constexpr std::size_t max_keys = 100;
 
   explicit renew_batch(client_core& core) : core_(core) {}
-  void clear() { size_ = 0; }
-  bool full() const { return size_ == max_keys; }
+  void clear(bool reads) {
+    size_ = 0;
+    reads_ = reads;
+  }
+  bool full() const { return size_ == (reads_ ? max_keys / 2 : max_keys); }
   bool empty() const { return size_ == 0; }
   void add(std::uint32_t hold_index) {
     index_[size_] = hold_index;
@@ -100,12 +106,17 @@ class renew_batch final : public request {
   }
 
   void encode(resp::encoder& e) override {
-    begin_script(e, *this, scripts::lock_renew, size_, 1 + size_);
-    for (std::size_t i = 0; i < size_; ++i) e.bulk(core_.holds[index_[i]].name);
+    begin_script(e, *this, reads_ ? scripts::read_renew : scripts::lock_renew, reads_ ? 2 * size_ : size_,
+                 1 + size_);
+    for (std::size_t i = 0; i < size_; ++i) {
+      const hold& h = core_.holds[index_[i]];
+      e.bulk(h.name);
+      if (reads_) read_timeout_prefix(e, h.name, {core_.id, decimal(h.owner).view()});
+    }
     e.bulk(lease_.view());
     for (std::size_t i = 0; i < size_; ++i) {
-      const decimal owner(core_.holds[index_[i]].owner);
-      e.bulk_concat({core_.id, ":", owner.view()});
+      const hold& h = core_.holds[index_[i]];
+      protocol_of(h.field).owner_field(e, {core_.id, decimal(h.owner).view()});
     }
   }
   void on_node(const resp::node& n) override {
@@ -141,6 +152,7 @@ class renew_batch final : public request {
   std::size_t replies_ = 0;
   std::int64_t sent_ns_ = 0;
   decimal lease_;
+  bool reads_ = false;
 };
 
 // ---- the core ----------------------------------------------------------------------------------
@@ -194,9 +206,9 @@ subscriber& client_core::subscriptions() {
   return *subs;
 }
 
-std::uint32_t client_core::record_acquired(std::string_view name, std::int64_t owner, std::int64_t lease_ms,
-                                           std::int64_t confirmed_ns) {
-  const std::uint32_t i = holds.find_or_insert(name, owner);
+std::uint32_t client_core::record_acquired(std::string_view name, std::int64_t owner, hold_field field,
+                                           std::int64_t lease_ms, std::int64_t confirmed_ns) {
+  const std::uint32_t i = holds.find_or_insert(name, owner, field);
   if (i == hold_table::none) return i;
   hold& h = holds[i];
   if (h.lost) {  // a stale hold whose lease was lost: this is a fresh acquisition
@@ -259,7 +271,7 @@ void client_core::renew() {
   const std::int64_t now = port::monotonic_ns();
   const std::int64_t lease_ns = watchdog_ms() * 1'000'000;
   std::int64_t next_run_ns = std::chrono::nanoseconds(cfg.watchdog_timeout / 3).count();
-  renew_batch* batch = nullptr;
+  renew_batch* batches[2] = {nullptr, nullptr};  // hash-field holds, read holds
   bool any = false;
   for (std::uint32_t i = 0; i < holds.capacity(); ++i) {
     const hold& h = holds[i];
@@ -272,9 +284,11 @@ void client_core::renew() {
     // out of step with the runs): run again when it ends, so the holder hears of it then, not later.
     next_run_ns = std::min(next_run_ns, h.confirmed_ns + lease_ns - now);
     any = true;
+    const bool reads = h.field == hold_field::read;
+    renew_batch*& batch = batches[reads ? 1 : 0];
     if (batch == nullptr) {
       batch = renew_batches.take(*this);
-      batch->clear();
+      batch->clear(reads);
     }
     batch->add(i);
     if (batch->full()) {
@@ -282,7 +296,9 @@ void client_core::renew() {
       batch = nullptr;
     }
   }
-  if (batch != nullptr) renewals_waiting.push_back(batch);
+  for (renew_batch* batch : batches) {
+    if (batch != nullptr) renewals_waiting.push_back(batch);
+  }
   send_renewals();
   if (any) arm_renewal(next_run_ns);
 }
@@ -319,6 +335,14 @@ std::shared_ptr<const lock_names> make_lock_names(std::string_view name, lock_ki
   names->channel = lock_channel(name);
   names->latch_prefix = unlock_latch_prefix(name);
   names->token_key = prefix_name("redisson_lock_token", name);
+  if (kind == lock_kind::fair) {
+    names->queue = prefix_name("redisson_lock_queue", name);
+    names->timeouts = prefix_name("redisson_lock_timeout", name);
+  }
+  if (kind == lock_kind::read || kind == lock_kind::write) {
+    names->channel = prefix_name("redisson_rwlock", name);
+    names->key_prefix = name.find('{') != std::string_view::npos ? std::string(name) : "{" + std::string(name) + "}";
+  }
   return names;
 }
 

@@ -49,7 +49,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
   subscriber& subscriptions();
 
   /// Registers a successful acquisition; none if the table is full.
-  std::uint32_t record_acquired(std::string_view name, std::int64_t owner, std::int64_t lease_ms,
+  std::uint32_t record_acquired(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
                                 std::int64_t confirmed_ns);
   void lease_lost(std::uint32_t hold_index);
   /// Arms the watchdog's next run: a third of the lease from now, or after `delay_ns` if given.

@@ -13,25 +13,26 @@ hold_table::hold_table(std::size_t capacity) : entries_(capacity) {
   for (auto& e : entries_) e.name.reserve(48);
 }
 
-std::size_t hold_table::bucket_of(std::string_view name, std::int64_t owner) const {
-  const std::size_t h = std::hash<std::string_view>()(name) ^ (static_cast<std::size_t>(owner) * 0x9e3779b97f4a7c15ull);
+std::size_t hold_table::bucket_of(std::string_view name, std::int64_t owner, hold_field field) const {
+  const std::size_t h = std::hash<std::string_view>()(name) ^
+                        ((static_cast<std::size_t>(owner) * 4 + static_cast<std::size_t>(field)) * 0x9e3779b97f4a7c15ull);
   return h & (buckets_.size() - 1);
 }
 
-std::uint32_t hold_table::find(std::string_view name, std::int64_t owner) const {
-  for (std::size_t b = bucket_of(name, owner);; b = (b + 1) & (buckets_.size() - 1)) {
+std::uint32_t hold_table::find(std::string_view name, std::int64_t owner, hold_field field) const {
+  for (std::size_t b = bucket_of(name, owner, field);; b = (b + 1) & (buckets_.size() - 1)) {
     const std::uint32_t i = buckets_[b];
     if (i == none) return none;
-    if (entries_[i].owner == owner && entries_[i].name == name) return i;
+    if (entries_[i].owner == owner && entries_[i].field == field && entries_[i].name == name) return i;
   }
 }
 
-std::uint32_t hold_table::find_or_insert(std::string_view name, std::int64_t owner) {
-  std::size_t b = bucket_of(name, owner);
+std::uint32_t hold_table::find_or_insert(std::string_view name, std::int64_t owner, hold_field field) {
+  std::size_t b = bucket_of(name, owner, field);
   for (;; b = (b + 1) & (buckets_.size() - 1)) {
     const std::uint32_t i = buckets_[b];
     if (i == none) break;
-    if (entries_[i].owner == owner && entries_[i].name == name) return i;
+    if (entries_[i].owner == owner && entries_[i].field == field && entries_[i].name == name) return i;
   }
   if (free_.empty()) return none;
   const std::uint32_t i = free_.back();
@@ -39,6 +40,7 @@ std::uint32_t hold_table::find_or_insert(std::string_view name, std::int64_t own
   hold& h = entries_[i];
   h.name.assign(name);
   h.owner = owner;
+  h.field = field;
   h.count = 0;
   h.lease_ms = 0;
   h.watchdog = false;
@@ -54,13 +56,13 @@ void hold_table::release(std::uint32_t index) {
   hold& h = entries_[index];
   if (!h.in_use) return;
   const std::size_t mask = buckets_.size() - 1;
-  std::size_t b = bucket_of(h.name, h.owner);
+  std::size_t b = bucket_of(h.name, h.owner, h.field);
   while (buckets_[b] != index) b = (b + 1) & mask;
   // Backward-shift deletion keeps every probe chain unbroken without tombstones.
   std::size_t hole = b;
   for (std::size_t next = (hole + 1) & mask; buckets_[next] != none; next = (next + 1) & mask) {
     const hold& moved = entries_[buckets_[next]];
-    const std::size_t home = bucket_of(moved.name, moved.owner);
+    const std::size_t home = bucket_of(moved.name, moved.owner, moved.field);
     // Move it into the hole if its home is not in the cyclic range (hole, next].
     const bool in_range = hole <= next ? (home > hole && home <= next) : (home > hole || home <= next);
     if (!in_range) {

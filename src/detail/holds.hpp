@@ -10,9 +10,15 @@
 
 namespace deadbolt::detail {
 
+/// Which hash field a hold is, and so how the watchdog renews it: "<uuid>:<owner>" (reentrant, fenced,
+/// spin, fair), "<uuid>:<owner>:write" (write lock), or a read lock's count field, whose lease lives in
+/// per-hold timeout keys (PROTOCOL.md §4). One owner may hold a name's write and read locks at once.
+enum class hold_field : std::uint8_t { plain, write, read };
+
 struct hold {
   std::string name;
   std::int64_t owner = 0;
+  hold_field field = hold_field::plain;
   std::int64_t count = 0;       ///< our hold count as the server last confirmed it
   std::int64_t lease_ms = 0;    ///< Redisson's internalLockLeaseTime for this hold
   bool watchdog = false;        ///< renewed every watchdog_timeout / 3
@@ -28,9 +34,9 @@ class hold_table {
 
   explicit hold_table(std::size_t capacity);
 
-  std::uint32_t find(std::string_view name, std::int64_t owner) const;
+  std::uint32_t find(std::string_view name, std::int64_t owner, hold_field field = hold_field::plain) const;
   /// Finds or inserts; none when the table is full.
-  std::uint32_t find_or_insert(std::string_view name, std::int64_t owner);
+  std::uint32_t find_or_insert(std::string_view name, std::int64_t owner, hold_field field = hold_field::plain);
   void release(std::uint32_t index);
 
   hold& operator[](std::uint32_t i) { return entries_[i]; }
@@ -39,7 +45,7 @@ class hold_table {
   std::size_t size() const { return size_; }
 
  private:
-  std::size_t bucket_of(std::string_view name, std::int64_t owner) const;
+  std::size_t bucket_of(std::string_view name, std::int64_t owner, hold_field field) const;
 
   std::vector<hold> entries_;
   std::vector<std::uint32_t> free_;

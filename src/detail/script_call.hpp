@@ -13,8 +13,9 @@
 namespace deadbolt::detail {
 
 /// Writes "EVALSHA <sha> <nkeys>" (or "EVAL <body> <nkeys>" once the server said NOSCRIPT); the caller
-/// then writes the keys and arguments.
-inline void begin_script(resp::encoder& e, const request& r, const script& s, std::size_t keys, std::size_t args) {
+/// then writes the keys and arguments. Marks `r` as running a script (for the NOSCRIPT fallback).
+inline void begin_script(resp::encoder& e, request& r, const script& s, std::size_t keys, std::size_t args) {
+  r.runs_script = true;
   e.array(3 + keys + args);
   if (r.send_script_body) {
     e.bulk("EVAL").bulk(s.body);

@@ -17,18 +17,20 @@
 
 namespace deadbolt::detail {
 
-/// Which scripts a lock runs. All share the hash and renewal; reentrant and fenced also the channel
-/// and unlock (fenced differs in its acquire script); spin has no channel: it unlocks without
-/// publishing and waits by backing off (PROTOCOL.md §5).
-enum class lock_kind { reentrant, fenced, spin };
+/// Which scripts a lock runs and how its waiters wait: one protocol per kind (src/lock/lock_protocol.hpp).
+/// reentrant, fenced, spin and fair share the hash layout; read and write are the halves of a
+/// read/write lock.
+enum class lock_kind { reentrant, fenced, spin, fair, read, write };
 
-/// The Redis names one reentrant lock uses (PROTOCOL.md §2), built once per lock object, and the
-/// lock's kind (which selects the unlock and force-unlock scripts).
+/// The Redis names one lock uses (PROTOCOL.md §0), built once per lock object, and its kind.
 struct lock_names {
   std::string name;          ///< the lock hash: the bare name
-  std::string channel;       ///< redisson_lock__channel:{name}
+  std::string channel;       ///< redisson_lock__channel:{name}; read/write: redisson_rwlock:{name}
   std::string latch_prefix;  ///< redisson_unlock_latch:{name}
   std::string token_key;     ///< redisson_lock_token:{name} (fenced lock)
+  std::string queue;         ///< redisson_lock_queue:{name} (fair lock)
+  std::string timeouts;      ///< redisson_lock_timeout:{name} (fair lock)
+  std::string key_prefix;    ///< {name}, or the name if it has a '{' (read/write lock)
   lock_kind kind = lock_kind::reentrant;
   spin_backoff backoff;      ///< spin lock: the pause between attempts
 };
@@ -60,9 +62,9 @@ struct result_reply {
 };
 
 /// wait_ms: < 0 waits forever, 0 does not wait. lease_ms: 0 means the watchdog lease.
-/// Completes with 0 if the wait ran out; when acquired, with 1 (reentrant) or the fencing token (fenced).
-op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, lock_kind kind,
-                     std::int64_t owner, std::int64_t wait_ms, std::int64_t lease_ms, completion& done);
+/// Completes with 0 if the wait ran out; when acquired, with 1, or the fencing token (fenced).
+op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+                     std::int64_t wait_ms, std::int64_t lease_ms, completion& done);
 /// Completes with value 1 when fully released, 0 when still held (reentrant).
 op_ref start_unlock(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
                     completion& done);

@@ -1,26 +1,19 @@
-// The reentrant lock (PROTOCOL.md §2) and its fenced variant (§6), in one place:
-//   keys      the bare name (hash: field "<client uuid>:<owner>" = hold count),
-//             channel redisson_lock__channel:{name} (message "0"),
-//             unlock latch redisson_unlock_latch:{name}:<request id>
-//   scripts   lua/lock_acquire.lua, lua/lock_unlock.lua, lua/lock_force_unlock.lua (+ lock_renew.lua)
-//   spin      (§5) the same hash and acquire script, but no channel: lua/spin_unlock.lua releases
-//             without publishing, force unlock is a plain DEL, and a waiter backs off on a timer
-//             (spin_backoff) and tries again instead of parking on the channel
-//   fenced    the same, but acquired by lua/fenced_acquire.lua, which also INCRs the token counter
-//             redisson_lock_token:{name} (no TTL, never deleted) and returns {-1, token} or {pttl, -1}
-//   waiting   try the acquire script; if busy, park on the channel for at most the holder's TTL
-//             (pub/sub is only a hint) and try again when woken.
+// The operations every lock kind shares: acquire (a wait loop), unlock and the queries. What they send
+// comes from the kind's protocol (src/lock/lock_protocol.hpp); what they do with the replies is here:
+//   waiting   try the acquire script; if busy, park on the kind's channel for at most what the script
+//             said (pub/sub is only a hint) and try again when woken; a spin lock backs off on a timer.
 //   ambiguity an acquire whose outcome is unknown (timeout, dropped connection) is never re-run: we
 //             read our own hold count instead (and if it is ours but that took over a renewal
-//             period, restart its lease with lock_renew.lua). A waiter keeps waiting through a
-//             connection outage. Unlock is retried with the same request id; the latch makes the
-//             retry idempotent.
+//             period, restart its lease). A waiter keeps waiting through a connection outage. Unlock
+//             is retried with the same request id; the latch makes the retry idempotent.
+//   giving up a fair-lock waiter that ends without the lock leaves the queue before it completes.
 #include <chrono>
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/client_core.hpp"
 #include "detail/script_call.hpp"
+#include "lock/lock_protocol.hpp"
 #include "lock/spin_backoff_sequence.hpp"
 #include "scripts.hpp"
 
@@ -28,8 +21,8 @@ namespace deadbolt::detail {
 namespace {
 
 constexpr std::int64_t ms_to_ns = 1'000'000;
-// A holder's key without TTL (-1) gives no bound: re-check at least this often anyway.
-constexpr std::int64_t no_ttl_recheck_ms = 5'000;
+// Queued behind this client's other waiters: the next unlock message wakes one of them, not us.
+constexpr std::int64_t queued_recheck_ms = 5'000;
 constexpr int unlock_attempts = 3;
 
 bool ambiguous(std::error_code ec) {
@@ -76,13 +69,13 @@ void next_request_id(char out[32]) {
 
 class acquire_op final : public request, public waiter, public operation {
  public:
-  explicit acquire_op(client_core& core) : core_(core), timer_(core.executor) {}
+  explicit acquire_op(client_core& core) : core_(core), timer_(core.executor) { channel_.reserve(96); }
 
-  void start(const std::shared_ptr<const lock_names>& names, lock_kind kind, std::int64_t owner,
-             std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
+  void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, std::int64_t wait_ms,
+             std::int64_t lease_ms, completion& done) {
     names_ = names;
-    fenced_ = kind == lock_kind::fenced;
-    spin_ = kind == lock_kind::spin;
+    proto_ = &protocol_of(names->kind);
+    fenced_ = names->kind == lock_kind::fenced;
     backoff_ = backoff_state{};
     token_ = 0;
     owner_ = owner;
@@ -90,17 +83,21 @@ class acquire_op final : public request, public waiter, public operation {
     requested_lease_ms_ = lease_ms;
     lease_.set(lease_ms > 0 ? lease_ms : core_.watchdog_ms());
     no_wait_ = wait_ms == 0;
+    queue_wait_.set(wait_ms > 0 ? wait_ms : core_.cfg.fair_wait_timeout.count());
     deadline_ns_ = wait_ms < 0 ? -1 : port::monotonic_ns() + wait_ms * ms_to_ns;
     done_ = &done;
     cancelled_ = false;
     waited_ = false;
-    const std::uint32_t held = core_.holds.find(names->name, owner);
+    queued_ = false;
+    proto_->wait_channel(channel_, *names, who());
+    const std::uint32_t held = core_.holds.find(names->name, owner, proto_->field());
     expected_count_ = (held == hold_table::none || core_.holds[held].lost ? 0 : core_.holds[held].count) + 1;
-    if (!spin_ && !no_wait_ && expected_count_ == 1 && core_.subs && core_.subs->has_contenders(names->channel)) {
+    const bool shares_channel = names->kind == lock_kind::reentrant || names->kind == lock_kind::fenced;
+    if (shares_channel && !no_wait_ && expected_count_ == 1 && core_.subs && core_.subs->has_contenders(channel_)) {
       // Others of this client already wait for this lock: queue behind them rather than barge in
       // (the next unlock message wakes them in order; the one woken tries).
-      seen_messages_ = core_.subs->messages_on(names->channel);
-      return park(no_ttl_recheck_ms * ms_to_ns);
+      seen_messages_ = core_.subs->messages_on(channel_);
+      return park(queued_recheck_ms * ms_to_ns);
     }
     attempt();
   }
@@ -117,7 +114,9 @@ class acquire_op final : public request, public waiter, public operation {
   }
 
  private:
-  enum class phase { idle, attempt, verify, refresh, fetch_token, parked, backoff };
+  enum class phase { idle, attempt, verify, refresh, fetch_token, give_up, parked, backoff };
+
+  owner_ref who() const { return {core_.id, owner_digits_.view()}; }
 
   void attempt() { send_script(phase::attempt); }
 
@@ -128,40 +127,36 @@ class acquire_op final : public request, public waiter, public operation {
 
   void send_script(phase p) {
     phase_ = p;
-    runs_script = true;
     send_script_body = false;
     reply_.reset();
     sent_ns_ = port::monotonic_ns();
-    seen_messages_ = core_.subs && !spin_ ? core_.subs->messages_on(names_->channel) : 0;
+    now_.set(port::wall_clock_ms());
+    seen_messages_ = core_.subs && proto_->waits_on_channel() ? core_.subs->messages_on(channel_) : 0;
+    submit(p);
+  }
+
+  void submit(phase p) {
+    phase_ = p;
+    runs_script = false;  // set again by encode() if it writes a script
     core_.submit(*this);
   }
 
+  acquire_call call() const { return {who(), lease_.view(), queue_wait_.view(), now_.view(), no_wait_}; }
+
   void encode(resp::encoder& e) override {
-    if (phase_ == phase::refresh) {
-      begin_script(e, *this, scripts::lock_renew, 1, 2);
-      e.bulk(names_->name).bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()});
-      return;
+    switch (phase_) {
+      case phase::refresh: return proto_->refresh(e, *this, *names_, who(), lease_.view());
+      case phase::verify:
+        e.array(3).bulk("HGET").bulk(names_->name);
+        return proto_->owner_field(e, who());
+      case phase::fetch_token: e.command("GET", names_->token_key); return;
+      case phase::give_up: return proto_->give_up(e, *this, *names_, call(), core_.publish_command);
+      default: return proto_->acquire(e, *this, *names_, call());
     }
-    if (phase_ == phase::verify) {
-      e.array(3).bulk("HGET").bulk(names_->name).bulk_concat({core_.id, ":", owner_digits_.view()});
-      return;
-    }
-    if (phase_ == phase::fetch_token) {
-      e.command("GET", names_->token_key);
-      return;
-    }
-    if (fenced_) {
-      begin_script(e, *this, scripts::fenced_acquire, 2, 2);
-      e.bulk(names_->name).bulk(names_->token_key);
-    } else {
-      begin_script(e, *this, scripts::lock_acquire, 1, 2);
-      e.bulk(names_->name);
-    }
-    e.bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()});
   }
 
   void on_node(const resp::node& n) override {
-    if (phase_ == phase::refresh && n.depth == 1) {  // lock_renew's one flag
+    if (phase_ == phase::refresh && n.depth == 1) {  // the renew script's one flag
       reply_.what = n.type == resp::type::integer && parse_int(n.value, reply_.value) ? scalar_reply::kind::integer
                                                                                      : scalar_reply::kind::unexpected;
       return;
@@ -187,14 +182,13 @@ class acquire_op final : public request, public waiter, public operation {
   }
 
   void on_done(std::error_code ec) override {
+    if (phase_ == phase::give_up) return finish(outcome_, 0);  // best effort: stale entries expire anyway
     if (ec) {
       if (phase_ == phase::attempt && ambiguous(ec)) {
         // The script may have run. Ask instead of running it again (Redisson #7367).
-        phase_ = phase::verify;
-        runs_script = false;
+        if (!no_wait_) queued_ = queued_ || proto_->leaves_queue();
         reply_.reset();
-        core_.submit(*this);
-        return;
+        return submit(phase::verify);
       }
       if (waited_ && !cancelled_ && transient(ec) && (deadline_ns_ < 0 || port::monotonic_ns() < deadline_ns_)) {
         // A waiter keeps its place through a connection outage: it asks again (the request waits for
@@ -203,15 +197,13 @@ class acquire_op final : public request, public waiter, public operation {
         reply_.reset();
         if (phase_ == phase::attempt) return attempt();
         if (phase_ == phase::refresh) return refresh();
-        core_.submit(*this);
-        return;
+        return submit(phase_);
       }
       // A check that could not be made leaves the outcome unknown, whatever broke the connection.
       const bool checking = phase_ == phase::verify || phase_ == phase::refresh || phase_ == phase::fetch_token;
-      finish(checking && transient(ec) ? make_error_code(errc::outcome_unknown) : ec, 0);
-      return;
+      return not_acquired(checking && transient(ec) ? make_error_code(errc::outcome_unknown) : ec);
     }
-    if (reply_.what == scalar_reply::kind::error) return finish(reply_.error, 0);
+    if (reply_.what == scalar_reply::kind::error) return not_acquired(reply_.error);
     if (phase_ == phase::fetch_token) {
       if (reply_.what != scalar_reply::kind::integer) return finish(errc::outcome_unknown, 0);
       token_ = reply_.value;
@@ -220,7 +212,7 @@ class acquire_op final : public request, public waiter, public operation {
     if (phase_ == phase::verify) {
       // A check answered with something else than a count leaves the acquire's outcome unknown.
       if (reply_.what != scalar_reply::kind::integer && reply_.what != scalar_reply::kind::nil) {
-        return finish(errc::outcome_unknown, 0);
+        return not_acquired(errc::outcome_unknown);
       }
       const std::int64_t count = reply_.what == scalar_reply::kind::integer ? reply_.value : 0;
       if (count < expected_count_) return busy(0);  // it did not run (or was undone by expiry): try again
@@ -236,8 +228,10 @@ class acquire_op final : public request, public waiter, public operation {
     }
     switch (reply_.what) {
       case scalar_reply::kind::nil: return acquired();
-      case scalar_reply::kind::integer: return busy(reply_.value);
-      default: return finish(errc::protocol_error, 0);
+      case scalar_reply::kind::integer:
+        if (!no_wait_) queued_ = queued_ || proto_->leaves_queue();
+        return busy(reply_.value);
+      default: return not_acquired(errc::protocol_error);
     }
   }
 
@@ -245,13 +239,13 @@ class acquire_op final : public request, public waiter, public operation {
   void owned() {
     if (!fenced_) return acquired();
     // Ours: the counter's value is our token (only a holder increments it, and we hold it).
-    phase_ = phase::fetch_token;
     reply_.reset();
-    core_.submit(*this);
+    submit(phase::fetch_token);
   }
 
   void acquired() {
-    const std::uint32_t held = core_.record_acquired(names_->name, owner_, requested_lease_ms_, sent_ns_);
+    const std::uint32_t held =
+        core_.record_acquired(names_->name, owner_, proto_->field(), requested_lease_ms_, sent_ns_);
     if (held == hold_table::none || cancelled_) {
       // We cannot track it (table full) or nobody wants it any more: give it back.
       release_quietly();
@@ -263,13 +257,17 @@ class acquire_op final : public request, public waiter, public operation {
   }
 
   void busy(std::int64_t ttl_ms) {
-    if (cancelled_) return finish(asio::error::operation_aborted, 0);
+    if (cancelled_) return not_acquired(asio::error::operation_aborted);
     if (no_wait_) return finish({}, 0);
     const std::int64_t now = port::monotonic_ns();
-    if (deadline_ns_ >= 0 && now >= deadline_ns_) return finish({}, 0);
-    if (ttl_ms == 0 || ttl_ms == -2) return attempt();  // just expired or vanished
-    if (spin_) return back_off();
-    park((ttl_ms > 0 ? ttl_ms : no_ttl_recheck_ms) * ms_to_ns);
+    if (deadline_ns_ >= 0 && now >= deadline_ns_) return not_acquired({});
+    if (!proto_->waits_on_channel()) {
+      if (ttl_ms == 0 || ttl_ms == -2) return attempt();  // just expired or vanished
+      return back_off();
+    }
+    const std::int64_t wait_ms = proto_->park_ms(ttl_ms);
+    if (wait_ms == 0) return attempt();
+    park(wait_ms * ms_to_ns);
   }
 
   /// Waits for an unlock message, at most `wait_ns` (and never past the deadline), then tries again.
@@ -277,10 +275,10 @@ class acquire_op final : public request, public waiter, public operation {
     if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - port::monotonic_ns());
     phase_ = phase::parked;
     waited_ = true;
-    if (auto ec = core_.subscriptions().wait(*this, names_->channel, wake_policy::one,
+    if (auto ec = core_.subscriptions().wait(*this, channel_, proto_->wake(),
                                              std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0)),
                                              seen_messages_)) {
-      finish(ec, 0);
+      not_acquired(ec);
     }
   }
 
@@ -303,12 +301,22 @@ class acquire_op final : public request, public waiter, public operation {
   void on_wake(wake_reason why) override {
     switch (why) {
       case wake_reason::shutdown: return finish(errc::shutting_down, 0);
-      case wake_reason::cancelled: return finish(asio::error::operation_aborted, 0);
+      case wake_reason::cancelled: return not_acquired(asio::error::operation_aborted);
       default: return attempt();  // message, timeout or resubscription: re-check (busy() ends a spent wait)
     }
   }
 
   void release_quietly();
+
+  /// Ends without the lock (`ec` empty: the wait ran out). A fair-lock waiter leaves the queue first.
+  void not_acquired(std::error_code ec) {
+    if (!queued_ || core_.stopped) return finish(ec, 0);
+    outcome_ = ec;
+    queued_ = false;
+    if (contending && core_.subs) core_.subs->withdraw(*this);
+    reply_.reset();
+    submit(phase::give_up);
+  }
 
   void finish(std::error_code ec, std::int64_t value) {
     if (contending && core_.subs) core_.subs->withdraw(*this);
@@ -323,10 +331,14 @@ class acquire_op final : public request, public waiter, public operation {
 
   client_core& core_;
   std::shared_ptr<const lock_names> names_;
+  const lock_protocol* proto_ = nullptr;
+  std::string channel_;  // the channel this waiter parks on
   std::int64_t owner_ = 0;
   decimal owner_digits_;
   std::int64_t requested_lease_ms_ = 0;
   decimal lease_;
+  decimal queue_wait_;  // fair lock: how long our queue entry lasts
+  decimal now_;         // fair lock: the wall clock when the attempt was sent
   bool no_wait_ = false;
   std::int64_t deadline_ns_ = -1;
   std::int64_t expected_count_ = 1;
@@ -335,9 +347,10 @@ class acquire_op final : public request, public waiter, public operation {
   phase phase_ = phase::idle;
   bool cancelled_ = false;
   bool waited_ = false;  // found the lock taken and parked at least once
+  bool queued_ = false;  // may have an entry in a fair lock's queue
+  std::error_code outcome_;  // what to report after leaving the queue
   std::uint64_t seen_messages_ = 0;  // the channel's message count when the last attempt was sent
   bool fenced_ = false;
-  bool spin_ = false;
   backoff_state backoff_;
   asio::steady_timer timer_;  // spin lock: the backoff pause
   std::int64_t token_ = 0;
@@ -355,11 +368,12 @@ class unlock_op final : public request, public operation {
   /// `done` may be null: an internal release nobody waits for.
   void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, completion* done) {
     names_ = names;
+    proto_ = &protocol_of(names->kind);
     owner_ = owner;
     owner_digits_.set(owner);
     done_ = done;
     attempts_ = 0;
-    const std::uint32_t held = core_.holds.find(names->name, owner);
+    const std::uint32_t held = core_.holds.find(names->name, owner, proto_->field());
     lease_.set(held == hold_table::none ? core_.watchdog_ms() : core_.holds[held].lease_ms);
     latch_ttl_.set(core_.latch_ttl_ms());
     char id[32];
@@ -373,23 +387,16 @@ class unlock_op final : public request, public operation {
  private:
   void send() {
     ++attempts_;
-    runs_script = true;
     send_script_body = false;
+    now_.set(port::wall_clock_ms());
     reply_.reset();
     core_.submit(*this);
   }
 
   void encode(resp::encoder& e) override {
-    if (names_->kind == lock_kind::spin) {
-      begin_script(e, *this, scripts::spin_unlock, 2, 3);
-      e.bulk(names_->name).bulk(latch_);
-      e.bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()}).bulk(latch_ttl_.view());
-      return;
-    }
-    begin_script(e, *this, scripts::lock_unlock, 3, 5);
-    e.bulk(names_->name).bulk(names_->channel).bulk(latch_);
-    e.bulk("0").bulk(lease_.view()).bulk_concat({core_.id, ":", owner_digits_.view()});
-    e.bulk(core_.publish_command).bulk(latch_ttl_.view());
+    const unlock_call c{{core_.id, owner_digits_.view()}, lease_.view(), latch_, latch_ttl_.view(), now_.view(),
+                        core_.publish_command};
+    proto_->unlock(e, *this, *names_, c);
   }
 
   void on_node(const resp::node& n) override { reply_.take(n); }
@@ -400,7 +407,7 @@ class unlock_op final : public request, public operation {
       if (ambiguous(ec) && attempts_ < unlock_attempts && !core_.stopped) return send();
       return finish(ec, 0);
     }
-    const std::uint32_t held = core_.holds.find(names_->name, owner_);
+    const std::uint32_t held = core_.holds.find(names_->name, owner_, proto_->field());
     switch (reply_.what) {
       case scalar_reply::kind::nil: {
         const bool was_lost = held != hold_table::none && core_.holds[held].lost;
@@ -413,7 +420,14 @@ class unlock_op final : public request, public operation {
           core_.send_and_forget("DEL", latch_);  // the latch has done its job
           return finish({}, 1);
         }
-        if (held != hold_table::none && core_.holds[held].count > 1) --core_.holds[held].count;
+        // Still held: by us (reentrant), or by other readers after our last read hold.
+        if (held != hold_table::none) {
+          if (core_.holds[held].count > 1) {
+            --core_.holds[held].count;
+          } else if (proto_->field() == hold_field::read) {
+            core_.holds.release(held);
+          }
+        }
         return finish({}, 0);
       case scalar_reply::kind::error: return finish(reply_.error, 0);
       default: return finish(errc::protocol_error, 0);
@@ -431,10 +445,12 @@ class unlock_op final : public request, public operation {
 
   client_core& core_;
   std::shared_ptr<const lock_names> names_;
+  const lock_protocol* proto_ = nullptr;
   std::int64_t owner_ = 0;
   decimal owner_digits_;
   decimal lease_;
   decimal latch_ttl_;
+  decimal now_;
   std::string latch_;
   int attempts_ = 0;
   completion* done_ = nullptr;
@@ -453,10 +469,12 @@ class query_op final : public request, public operation {
 
   void start(const std::shared_ptr<const lock_names>& names, lock_query q, std::int64_t owner, completion& done) {
     names_ = names;
+    proto_ = &protocol_of(names->kind);
     query_ = q;
     owner_digits_.set(owner);
+    now_.set(port::wall_clock_ms());
     done_ = &done;
-    runs_script = q == lock_query::force_unlock && names->kind != lock_kind::spin;
+    runs_script = false;  // set by encode() if it writes a script
     send_script_body = false;
     reply_.reset();
     core_.submit(*this);
@@ -477,19 +495,20 @@ class query_op final : public request, public operation {
       e.command("PING");
       return;
     }
-    const auto field = [&] { e.bulk_concat({core_.id, ":", owner_digits_.view()}); };
+    const owner_ref who{core_.id, owner_digits_.view()};
     switch (query_) {
       case lock_query::force_unlock:
-        if (names_->kind == lock_kind::spin) {  // no channel to tell: a plain DEL
-          e.command("DEL", names_->name);
-          break;
-        }
-        begin_script(e, *this, scripts::lock_force_unlock, 2, 2);
-        e.bulk(names_->name).bulk(names_->channel).bulk("0").bulk(core_.publish_command);
+        proto_->force_unlock(e, *this, *names_, now_.view(), core_.publish_command);
         break;
-      case lock_query::is_locked: e.command("EXISTS", names_->name); break;
-      case lock_query::is_held_by: e.array(3).bulk("HEXISTS").bulk(names_->name); field(); break;
-      case lock_query::hold_count: e.array(3).bulk("HGET").bulk(names_->name); field(); break;
+      case lock_query::is_locked: proto_->is_locked(e, *this, *names_); break;
+      case lock_query::is_held_by:
+        e.array(3).bulk("HEXISTS").bulk(names_->name);
+        proto_->owner_field(e, who);
+        break;
+      case lock_query::hold_count:
+        e.array(3).bulk("HGET").bulk(names_->name);
+        proto_->owner_field(e, who);
+        break;
       case lock_query::remaining_ttl: e.command("PTTL", names_->name); break;
       case lock_query::fencing_token: e.command("GET", names_->token_key); break;
       case lock_query::lease_lost: break;  // answered locally, never sent
@@ -523,8 +542,10 @@ class query_op final : public request, public operation {
 
   client_core& core_;
   std::shared_ptr<const lock_names> names_;
+  const lock_protocol* proto_ = nullptr;
   lock_query query_ = lock_query::is_locked;
   decimal owner_digits_;
+  decimal now_;
   bool ping_ = false;
   completion* done_ = nullptr;
   scalar_reply reply_;
@@ -549,12 +570,12 @@ op_ref start_connect(client_core& core, completion& done) {
   return {};
 }
 
-op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, lock_kind kind,
-                     std::int64_t owner, std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
+op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+                     std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
   if (refuse(core, done)) return {};
   acquire_op* op = core.acquire_ops.take(core);
   const op_ref ref = op->ref();
-  op->start(names, kind, owner, wait_ms, lease_ms, done);
+  op->start(names, owner, wait_ms, lease_ms, done);
   return ref;
 }
 
@@ -569,7 +590,7 @@ op_ref start_query(client_core& core, const std::shared_ptr<const lock_names>& n
                    std::int64_t owner, completion& done) {
   if (refuse(core, done)) return {};
   if (q == lock_query::lease_lost) {
-    const std::uint32_t held = core.holds.find(names->name, owner);
+    const std::uint32_t held = core.holds.find(names->name, owner, protocol_of(names->kind).field());
     core.complete_later(done, {}, held != hold_table::none && core.holds[held].lost ? 1 : 0);
     return {};
   }

@@ -1,0 +1,145 @@
+// The reentrant lock (PROTOCOL.md §2), its fenced variant (§6) and the spin lock (§5), in one place:
+//   keys      the bare name (hash: field "<client uuid>:<owner>" = hold count),
+//             channel redisson_lock__channel:{name} (message "0"),
+//             unlock latch redisson_unlock_latch:{name}:<request id>
+//   scripts   lua/lock_acquire.lua, lua/lock_unlock.lua, lua/lock_force_unlock.lua (+ lock_renew.lua)
+//   fenced    acquired by lua/fenced_acquire.lua, which also INCRs the token counter
+//             redisson_lock_token:{name} (no TTL, never deleted) and returns {-1, token} or {pttl, -1}
+//   spin      the same hash and acquire script, but no channel: lua/spin_unlock.lua releases without
+//             publishing, force unlock is a plain DEL, and a waiter backs off on a timer (spin_backoff)
+//   waiting   park on the channel for at most the holder's TTL (pub/sub is only a hint), try again.
+// Also the defaults every kind starts from.
+#include "deadbolt/error.hpp"
+#include "detail/keys.hpp"
+#include "detail/script_call.hpp"
+#include "lock/lock_protocol.hpp"
+#include "scripts.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+// A holder's key without TTL (-1) gives no bound: re-check at least this often anyway.
+constexpr std::int64_t no_ttl_recheck_ms = 5'000;
+
+class reentrant final : public lock_protocol {
+ public:
+  void acquire(resp::encoder& e, request& r, const lock_names& n, const acquire_call& c) const override {
+    begin_script(e, r, scripts::lock_acquire, 1, 2);
+    e.bulk(n.name).bulk(c.lease_ms);
+    owner_field(e, c.who);
+  }
+  void unlock(resp::encoder& e, request& r, const lock_names& n, const unlock_call& c) const override {
+    begin_script(e, r, scripts::lock_unlock, 3, 5);
+    e.bulk(n.name).bulk(n.channel).bulk(c.latch);
+    e.bulk("0").bulk(c.lease_ms);
+    owner_field(e, c.who);
+    e.bulk(c.publish).bulk(c.latch_ttl_ms);
+  }
+  void force_unlock(resp::encoder& e, request& r, const lock_names& n, std::string_view,
+                    std::string_view publish) const override {
+    begin_script(e, r, scripts::lock_force_unlock, 2, 2);
+    e.bulk(n.name).bulk(n.channel).bulk("0").bulk(publish);
+  }
+};
+
+class fenced final : public lock_protocol {
+ public:
+  void acquire(resp::encoder& e, request& r, const lock_names& n, const acquire_call& c) const override {
+    begin_script(e, r, scripts::fenced_acquire, 2, 2);
+    e.bulk(n.name).bulk(n.token_key).bulk(c.lease_ms);
+    owner_field(e, c.who);
+  }
+  void unlock(resp::encoder& e, request& r, const lock_names& n, const unlock_call& c) const override {
+    reentrant_protocol().unlock(e, r, n, c);
+  }
+  void force_unlock(resp::encoder& e, request& r, const lock_names& n, std::string_view now_ms,
+                    std::string_view publish) const override {
+    reentrant_protocol().force_unlock(e, r, n, now_ms, publish);
+  }
+};
+
+class spin final : public lock_protocol {
+ public:
+  void acquire(resp::encoder& e, request& r, const lock_names& n, const acquire_call& c) const override {
+    reentrant_protocol().acquire(e, r, n, c);
+  }
+  void unlock(resp::encoder& e, request& r, const lock_names& n, const unlock_call& c) const override {
+    begin_script(e, r, scripts::spin_unlock, 2, 3);
+    e.bulk(n.name).bulk(c.latch).bulk(c.lease_ms);
+    owner_field(e, c.who);
+    e.bulk(c.latch_ttl_ms);
+  }
+  void force_unlock(resp::encoder& e, request&, const lock_names& n, std::string_view,
+                    std::string_view) const override {
+    e.command("DEL", n.name);  // no channel to tell
+  }
+  bool waits_on_channel() const override { return false; }
+};
+
+}  // namespace
+
+// ---- the defaults ------------------------------------------------------------------------------------
+
+void lock_protocol::owner_field(resp::encoder& e, const owner_ref& who) const {
+  if (field() == hold_field::write) {
+    e.bulk_concat({who.client_id, ":", who.owner, ":write"});
+  } else {
+    e.bulk_concat({who.client_id, ":", who.owner});
+  }
+}
+
+void lock_protocol::is_locked(resp::encoder& e, request&, const lock_names& n) const {
+  e.command("EXISTS", n.name);
+}
+
+void lock_protocol::refresh(resp::encoder& e, request& r, const lock_names& n, const owner_ref& who,
+                            std::string_view lease_ms) const {
+  begin_script(e, r, scripts::lock_renew, 1, 2);
+  e.bulk(n.name).bulk(lease_ms);
+  owner_field(e, who);
+}
+
+void lock_protocol::wait_channel(std::string& out, const lock_names& n, const owner_ref&) const {
+  out.assign(n.channel);
+}
+
+std::int64_t lock_protocol::park_ms(std::int64_t ttl_ms) const {
+  if (ttl_ms == 0 || ttl_ms == -2) return 0;  // just expired or vanished
+  return ttl_ms > 0 ? ttl_ms : no_ttl_recheck_ms;
+}
+
+const lock_protocol& reentrant_protocol() {
+  static const reentrant p;
+  return p;
+}
+const lock_protocol& fenced_protocol() {
+  static const fenced p;
+  return p;
+}
+const lock_protocol& spin_protocol() {
+  static const spin p;
+  return p;
+}
+
+const lock_protocol& protocol_of(lock_kind kind) {
+  switch (kind) {
+    case lock_kind::fenced: return fenced_protocol();
+    case lock_kind::spin: return spin_protocol();
+    case lock_kind::fair: return fair_protocol();
+    case lock_kind::read: return read_protocol();
+    case lock_kind::write: return write_protocol();
+    case lock_kind::reentrant: break;
+  }
+  return reentrant_protocol();
+}
+
+const lock_protocol& protocol_of(hold_field field) {
+  switch (field) {
+    case hold_field::write: return write_protocol();
+    case hold_field::read: return read_protocol();
+    case hold_field::plain: break;
+  }
+  return reentrant_protocol();
+}
+
+}  // namespace deadbolt::detail
