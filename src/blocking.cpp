@@ -90,7 +90,15 @@ std::error_code blocking_client::connect() {
 }
 
 blocking_lock blocking_client::lock(std::string_view name) {
-  return blocking_lock(loop_->core, loop_->io.get_executor(), name);
+  return blocking_lock(loop_->core, loop_->io.get_executor(), name, detail::lock_kind::reentrant);
+}
+
+blocking_lock blocking_client::fair_lock(std::string_view name) {
+  return blocking_lock(loop_->core, loop_->io.get_executor(), name, detail::lock_kind::fair);
+}
+
+blocking_read_write_lock blocking_client::read_write_lock(std::string_view name) {
+  return blocking_read_write_lock(loop_->core, loop_->io.get_executor(), name);
 }
 
 blocking_fenced_lock blocking_client::fenced_lock(std::string_view name) {
@@ -159,8 +167,12 @@ bool blocking_lock_base::lease_lost() {
 // ---- blocking_lock ----------------------------------------------------------------------------------
 
 blocking_lock::blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex,
-                             std::string_view name)
-    : blocking_lock_base(std::move(core), std::move(ex), name, detail::lock_kind::reentrant) {}
+                             std::string_view name, detail::lock_kind kind)
+    : blocking_lock_base(std::move(core), std::move(ex), name, kind) {}
+
+blocking_read_write_lock::blocking_read_write_lock(std::shared_ptr<detail::client_core> core,
+                                                   asio::any_io_executor ex, std::string_view name)
+    : read_(core, ex, name, detail::lock_kind::read), write_(std::move(core), std::move(ex), name, detail::lock_kind::write) {}
 
 bool blocking_lock::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
   return acquire(wait_ms, lease_ms, ec) != 0;

@@ -20,6 +20,7 @@ namespace deadbolt {
 
 class blocking_lock;
 class blocking_fenced_lock;
+class blocking_read_write_lock;
 
 class blocking_client {
  public:
@@ -41,6 +42,10 @@ class blocking_client {
   /// A fenced lock (Redisson RFencedLock) named `name`: the same lock, and every acquisition returns
   /// a fencing token.
   blocking_fenced_lock fenced_lock(std::string_view name);
+  /// A fair lock (Redisson RFairLock) named `name`: granted in arrival order (see fair_lock.hpp).
+  blocking_lock fair_lock(std::string_view name);
+  /// A read/write lock (Redisson RReadWriteLock) named `name`; std::shared_lock takes its reads.
+  blocking_read_write_lock read_write_lock(std::string_view name);
 
   /// Called on the loop thread whenever a held lock's lease is found lost.
   void on_lease_lost(detail::lease_lost_handler handler);
@@ -119,7 +124,9 @@ class blocking_lock : public detail::blocking_lock_base {
 
  private:
   friend class blocking_client;
-  blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
+  friend class blocking_read_write_lock;
+  blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name,
+                detail::lock_kind kind);
   bool try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
   bool try_acquire_or_throw(std::int64_t wait_ms);
 };
@@ -164,6 +171,48 @@ class blocking_fenced_lock : public detail::blocking_lock_base {
   blocking_fenced_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
   std::optional<std::uint64_t> try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
   std::optional<std::uint64_t> try_acquire_or_throw(std::int64_t wait_ms);
+};
+
+/// A named read/write lock used from threads. Meets SharedTimedLockable: the exclusive side (lock,
+/// try_lock, try_lock_for, try_lock_until, unlock) is the write lock and the shared side (lock_shared,
+/// try_lock_shared, ..., unlock_shared) the read lock, so std::unique_lock and std::shared_lock work.
+/// read() and write() give each half with its error_code forms and queries. Errors as blocking_lock.
+class blocking_read_write_lock {
+ public:
+  blocking_lock& read() noexcept { return read_; }
+  blocking_lock& write() noexcept { return write_; }
+  const std::string& name() const noexcept { return read_.name(); }
+
+  void lock() { write_.lock(); }
+  bool try_lock() { return write_.try_lock(); }
+  template <typename Rep, typename Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return write_.try_lock_for(wait);
+  }
+  template <typename Clock, typename Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return write_.try_lock_until(deadline);
+  }
+  void unlock() noexcept { write_.unlock(); }
+
+  void lock_shared() { read_.lock(); }
+  bool try_lock_shared() { return read_.try_lock(); }
+  template <typename Rep, typename Period>
+  bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& wait) {
+    return read_.try_lock_for(wait);
+  }
+  template <typename Clock, typename Duration>
+  bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return read_.try_lock_until(deadline);
+  }
+  void unlock_shared() noexcept { read_.unlock(); }
+
+ private:
+  friend class blocking_client;
+  blocking_read_write_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
+
+  blocking_lock read_;
+  blocking_lock write_;
 };
 
 }  // namespace deadbolt

@@ -13,6 +13,8 @@
 #include "deadbolt/detail/async.hpp"
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/fair_lock.hpp"
+#include "deadbolt/read_write_lock.hpp"
 #include "deadbolt/reentrant_lock.hpp"
 #include "deadbolt/reply.hpp"
 
@@ -67,6 +69,14 @@ class client {
   /// per `backoff` (default: exponential, 1 ms to 128 ms).
   deadbolt::spin_lock spin_lock(std::string_view name, const spin_backoff& backoff = {}) const {
     return deadbolt::spin_lock(core_, executor_, name, backoff);
+  }
+
+  /// A fair lock (Redisson RFairLock) named `name`: granted in arrival order.
+  deadbolt::fair_lock fair_lock(std::string_view name) const { return deadbolt::fair_lock(core_, executor_, name); }
+
+  /// A read/write lock (Redisson RReadWriteLock) named `name`: read() and write() are its halves.
+  deadbolt::read_write_lock read_write_lock(std::string_view name) const {
+    return deadbolt::read_write_lock(core_, executor_, name);
   }
 
   /// Closes the connections now (the destructor does too); operations still running complete with

@@ -5,5 +5,7 @@
 #include "deadbolt/client.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/fair_lock.hpp"
+#include "deadbolt/read_write_lock.hpp"
 #include "deadbolt/reentrant_lock.hpp"
 #include "deadbolt/spin_backoff.hpp"

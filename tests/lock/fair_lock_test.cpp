@@ -1,0 +1,180 @@
+// The fair lock (Redisson RFairLock, PROTOCOL.md §3) against a real redis-server: the queue and
+// timeout keys, FIFO order, and waiters that give up leaving nothing behind.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "deadbolt/deadbolt.hpp"
+#include "deadbolt/port/hooks.hpp"
+#include "support/lock_test.hpp"
+#include "support/redis_server.hpp"
+#include "support/sync.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::errc;
+using deadbolt::test::call;
+using deadbolt::test::config_for;
+using deadbolt::test::unique_name;
+
+namespace {
+
+std::string queue_key(const std::string& name) { return "redisson_lock_queue:{" + name + "}"; }
+std::string timeout_key(const std::string& name) { return "redisson_lock_timeout:{" + name + "}"; }
+
+// Waits (bounded) until the queue holds `n` waiters.
+void wait_for_queue(const deadbolt::test::redis_server& redis, const std::string& name, int n) {
+  for (int i = 0; i < 500 && redis.cli("llen " + queue_key(name)) != std::to_string(n); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(redis.cli("llen " + queue_key(name)) == std::to_string(n));
+}
+
+}  // namespace
+
+TEST_CASE("fair lock: the hash, queue and timeout keys as Redisson keeps them") {
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  deadbolt::client a(io.executor(), config_for(redis));
+  deadbolt::client b(io.executor(), config_for(redis));
+  const std::string name = unique_name("fair-layout");
+  auto la = a.fair_lock(name);
+  auto lb = b.fair_lock(name);
+
+  REQUIRE_FALSE(call([&](auto cb) { la.async_lock(1, cb); }).ec);
+  CHECK(redis.cli("hget " + name + " " + a.id() + ":1") == "1");
+  // A try without a wait never joins the queue.
+  CHECK_FALSE(call<bool>([&](auto cb) { lb.async_try_lock(2, cb); }).value);
+  CHECK(redis.cli("exists " + queue_key(name)) == "0");
+
+  std::promise<bool> got;
+  lb.async_try_lock(2, 10s, 0ms, [&](std::error_code ec, bool ok) { got.set_value(!ec && ok); });
+  wait_for_queue(redis, name, 1);
+  const std::string waiter = b.id() + ":2";
+  CHECK(redis.cli("lindex " + queue_key(name) + " 0") == waiter);
+  // Its deadline: the holder's TTL plus its wait (10 s) from now, in wall-clock ms.
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  const long long deadline = std::stoll(redis.cli("zscore " + timeout_key(name) + " " + waiter));
+  CHECK(deadline > now_ms + 30000);
+  CHECK(deadline < now_ms + 41000);
+
+  REQUIRE_FALSE(call([&](auto cb) { la.async_unlock(1, cb); }).ec);
+  auto f = got.get_future();
+  REQUIRE(f.wait_for(5s) == std::future_status::ready);  // woken by the message, not the 30 s TTL
+  CHECK(f.get());
+  CHECK(redis.cli("hget " + name + " " + waiter) == "1");
+  CHECK(redis.cli("exists " + queue_key(name)) == "0");
+  CHECK(redis.cli("exists " + timeout_key(name)) == "0");
+  // A fair lock excludes a plain lock of the same name (one hash).
+  CHECK_FALSE(call<bool>([&](auto cb) { a.lock(name).async_try_lock(1, cb); }).value);
+  REQUIRE_FALSE(call([&](auto cb) { lb.async_unlock(2, cb); }).ec);
+  CHECK(redis.cli("exists " + name) == "0");
+}
+
+TEST_CASE("fair lock: five waiters are served in arrival order, and one that gives up leaves the queue") {
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  deadbolt::client holder(io.executor(), config_for(redis));
+  deadbolt::client a(io.executor(), config_for(redis));
+  deadbolt::client b(io.executor(), config_for(redis));
+  const std::string name = unique_name("fair-fifo");
+  REQUIRE_FALSE(call([&](auto cb) { holder.fair_lock(name).async_lock(99, cb); }).ec);
+
+  std::mutex m;
+  std::vector<int> order;
+  std::vector<std::promise<std::error_code>> done(5);
+  for (int i = 0; i < 5; ++i) {
+    deadbolt::client& c = i % 2 == 0 ? a : b;
+    auto lock = c.fair_lock(name);
+    const auto wait = i == 2 ? 400ms : 20000ms;  // the third gives up while the lock is still held
+    lock.async_try_lock(i + 1, wait, 0ms, [&, lock, i](std::error_code ec, bool ok) mutable {
+      if (ec || !ok) return done[i].set_value(ec ? ec : make_error_code(errc::timed_out));
+      {
+        std::lock_guard<std::mutex> guard(m);
+        order.push_back(i + 1);
+      }
+      lock.async_unlock(i + 1, [&, i](std::error_code uec) { done[i].set_value(uec); });
+    });
+    wait_for_queue(redis, name, i + 1);
+  }
+  // The third's wait runs out: it leaves both the queue and the timeout set.
+  auto third = done[2].get_future();
+  REQUIRE(third.wait_for(10s) == std::future_status::ready);
+  CHECK(third.get() == errc::timed_out);
+  CHECK(redis.cli("llen " + queue_key(name)) == "4");
+  CHECK(redis.cli("zcard " + timeout_key(name)) == "4");
+  CHECK(redis.cli("lrange " + queue_key(name) + " 0 -1").find(a.id() + ":3") == std::string::npos);
+
+  REQUIRE_FALSE(call([&](auto cb) { holder.fair_lock(name).async_unlock(99, cb); }).ec);
+  for (int i : {0, 1, 3, 4}) {
+    auto f = done[i].get_future();
+    REQUIRE(f.wait_for(10s) == std::future_status::ready);
+    CHECK_FALSE(f.get());
+  }
+  CHECK(order == std::vector<int>{1, 2, 4, 5});
+  CHECK(redis.cli("exists " + name) == "0");
+  CHECK(redis.cli("exists " + queue_key(name)) == "0");
+  CHECK(redis.cli("exists " + timeout_key(name)) == "0");
+}
+
+TEST_CASE("fair lock: a cancelled waiter leaves the queue; stale waiters are cleaned up") {
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  deadbolt::client holder(io.executor(), config_for(redis));
+  deadbolt::client c(io.executor(), config_for(redis));
+  const std::string name = unique_name("fair-cancel");
+  auto held = holder.fair_lock(name);
+  REQUIRE_FALSE(call([&](auto cb) { held.async_lock(1, cb); }).ec);
+
+  auto lock = c.fair_lock(name);
+  asio::cancellation_signal signal;
+  std::promise<std::error_code> done;
+  asio::post(io.io, [&] {
+    lock.async_lock(2, asio::bind_cancellation_slot(signal.slot(), [&](std::error_code ec) { done.set_value(ec); }));
+  });
+  wait_for_queue(redis, name, 1);
+  asio::post(io.io, [&] { signal.emit(asio::cancellation_type::terminal); });
+  auto f = done.get_future();
+  REQUIRE(f.wait_for(5s) == std::future_status::ready);
+  CHECK(f.get() == asio::error::operation_aborted);
+  CHECK(redis.cli("exists " + queue_key(name)) == "0");
+  CHECK(redis.cli("exists " + timeout_key(name)) == "0");
+  REQUIRE_FALSE(call([&](auto cb) { held.async_unlock(1, cb); }).ec);
+
+  // A waiter whose deadline passed (a crashed client) is dropped by the next attempt.
+  redis.cli("rpush " + queue_key(name) + " ghost:1");
+  redis.cli("zadd " + timeout_key(name) + " 1 ghost:1");
+  CHECK(call<bool>([&](auto cb) { lock.async_try_lock(3, cb); }).value);
+  CHECK(redis.cli("exists " + queue_key(name)) == "0");
+  CHECK(redis.cli("exists " + timeout_key(name)) == "0");
+  // Reentrant; force unlock deletes it whoever holds it.
+  CHECK(call<bool>([&](auto cb) { lock.async_try_lock(3, cb); }).value);
+  CHECK(call<std::int64_t>([&](auto cb) { lock.async_hold_count(3, cb); }).value == 2);
+  CHECK(call<bool>([&](auto cb) { held.async_force_unlock(cb); }).value);
+  CHECK(redis.cli("exists " + name) == "0");
+  CHECK(call([&](auto cb) { lock.async_unlock(3, cb); }).ec != errc::not_owner);  // Redisson: 1 for a lock gone
+}
+
+TEST_CASE("fair lock: the blocking API with std::lock_guard and std::unique_lock") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client a(config_for(redis));
+  deadbolt::blocking_client b(config_for(redis));
+  const std::string name = unique_name("fair-blocking");
+  auto la = a.fair_lock(name);
+  auto lb = b.fair_lock(name);
+  {
+    std::lock_guard<deadbolt::blocking_lock> guard(la);
+    CHECK(redis.cli("hexists " + name + " " + a.id() + ":" +
+                    std::to_string(static_cast<std::int64_t>(deadbolt::port::thread_id()))) == "1");
+    std::unique_lock<deadbolt::blocking_lock> other(lb, std::defer_lock);
+    CHECK_FALSE(other.try_lock_for(100ms));
+    CHECK(redis.cli("exists " + queue_key(name)) == "0");  // it gave up and left
+  }
+  std::unique_lock<deadbolt::blocking_lock> other(lb, std::defer_lock);
+  CHECK(other.try_lock_for(1s));
+}
