@@ -452,12 +452,56 @@ redis_url_env() {
   [ ! -e "$WORK/env-ran" ] || fail "COMMAND ran without a server"
 }
 
+read_write_fair() {
+  local rc=0
+  # two readers share the lock: each sees the other's hold while it runs
+  bg "$WORK/rw-r1" run --url "$URL" --read cli-rw -- sh -c "touch '$WORK/rw-r1-in'; sleep 30"
+  local r1=$BG
+  wait_file "$WORK/rw-r1-in" 3000 || fail "reader 1 did not start: $(cat "$WORK/rw-r1.err")" || return 1
+  db run --url "$URL" --read --wait 2s cli-rw -- true || rc=$?
+  [ "$rc" = 0 ] || fail "second reader: exit $rc" || return 1
+  [ "$(rcli hget cli-rw mode)" = read ] || fail "mode is '$(rcli hget cli-rw mode)', not read" || return 1
+  # a writer is kept out while the reader holds
+  rc=0
+  db run --url "$URL" --write --wait 300ms cli-rw -- touch "$WORK/rw-wrote" 2>/dev/null || rc=$?
+  [ "$rc" = 4 ] && [ ! -e "$WORK/rw-wrote" ] || fail "writer beside a reader: exit $rc" || return 1
+  # ... and gets in once the reader is done
+  bg "$WORK/rw-w" run --url "$URL" --write --wait 10s cli-rw -- sh -c "rcli_mode=\$(redis-cli -p $PORT hget cli-rw mode); echo \$rcli_mode >'$WORK/rw-w-mode'"
+  local w=$BG
+  sleep 0.2
+  kill -TERM "$r1"
+  wait_exit "$r1" 3000 || fail "reader 1 did not exit" || return 1
+  wait_exit "$w" $((3000)) || fail "writer did not finish after the reader left" || return 1
+  [ "$RC" = 0 ] && [ "$(cat "$WORK/rw-w-mode")" = write ] || fail "writer: exit $RC, mode '$(cat "$WORK/rw-w-mode" 2>/dev/null)'" || return 1
+  ! key_exists cli-rw || fail "read/write lock still held" || return 1
+  # the flags exclude each other
+  rc=0
+  db run --url "$URL" --read --fair cli-rw -- true 2>/dev/null || rc=$?
+  [ "$rc" = 2 ] || fail "--read --fair: exit $rc, expected 2" || return 1
+  # a fair lock: the waiter queues in Redisson's list while the holder runs
+  bg "$WORK/fair-h" run --url "$URL" --fair cli-fair -- sh -c "touch '$WORK/fair-in'; sleep 30"
+  local holder=$BG
+  wait_file "$WORK/fair-in" 3000 || fail "fair holder did not start: $(cat "$WORK/fair-h.err")" || return 1
+  bg "$WORK/fair-w" run --url "$URL" --fair --wait 10s cli-fair -- touch "$WORK/fair-ran"
+  local waiter=$BG
+  local deadline=$(($(now_ms) + 3000 * SLOW))
+  until [ "$(rcli llen 'redisson_lock_queue:{cli-fair}')" = 1 ]; do
+    [ "$(now_ms)" -lt "$deadline" ] || fail "the fair waiter is not queued" || return 1
+    sleep 0.01
+  done
+  kill -TERM "$holder"
+  wait_exit "$waiter" 3000 || fail "fair waiter not done after the holder left" || return 1
+  [ "$RC" = 0 ] && [ -e "$WORK/fair-ran" ] || fail "fair waiter: exit $RC: $(cat "$WORK/fair-w.err")" || return 1
+  [ "$(rcli exists 'redisson_lock_queue:{cli-fair}' 'redisson_lock_timeout:{cli-fair}' cli-fair)" = 0 ] \
+    || fail "fair lock keys left behind"
+}
+
 # ---- driver --------------------------------------------------------------------------------------
 
 ALL=(usage_errors cannot_connect redis_url_env exit_status_passthrough wait_timeout prompt_handoff
      lease_lost_deleted lease_lost_taken_grace fixed_lease_runs_out signal_term_forwarded
      signal_int_forwarded signal_while_waiting signal_while_connecting status_json fenced_tokens_increase unlock_force
-     counter_mutual_exclusion)
+     counter_mutual_exclusion read_write_fair)
 CASES=("${ALL[@]}")
 [ -n "${DEADBOLT_CLI_CASES:-}" ] && read -r -a CASES <<<"$DEADBOLT_CLI_CASES"
 

@@ -15,6 +15,8 @@ std::string_view usage() {
       --watchdog DURATION  the watchdog lease (default 30s), renewed every third of it
       --grace DURATION     after a lost lease, SIGTERM then SIGKILL this much later (default 5s)
       --fenced             take a fenced lock; COMMAND gets DEADBOLT_FENCING_TOKEN
+      --fair               take a fair lock: waiters are served in arrival order
+      --read, --write      take the read (shared) or write (exclusive) half of a read/write lock
       --quiet              no status line while waiting
   deadbolt status [--json] NAME
       Show who holds NAME, hold counts, TTL, mode, queued waiters and the fencing token.
@@ -106,8 +108,16 @@ std::optional<options> parse_options(const std::vector<std::string>& args, std::
       else if (a == "--lease") o.lease = *d;
       else if (a == "--watchdog") o.watchdog = *d;
       else o.grace = *d;
-    } else if (a == "--fenced" && o.command == subcommand::run) {
-      o.fenced = true;
+    } else if ((a == "--fenced" || a == "--fair" || a == "--read" || a == "--write") && o.command == subcommand::run) {
+      const lock_mode m = a == "--fenced" ? lock_mode::fenced
+                          : a == "--fair" ? lock_mode::fair
+                          : a == "--read" ? lock_mode::read
+                                          : lock_mode::write;
+      if (o.mode != lock_mode::plain && o.mode != m) {
+        error = "--fenced, --fair, --read and --write exclude each other";
+        return std::nullopt;
+      }
+      o.mode = m;
     } else if (a == "--quiet" && o.command == subcommand::run) {
       o.quiet = true;
     } else if (a == "--json" && o.command == subcommand::status) {

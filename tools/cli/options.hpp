@@ -12,6 +12,9 @@ namespace deadbolt::cli {
 
 enum class subcommand { run, status, unlock, help, version };
 
+/// Which kind of lock `run` takes (one of --fenced, --fair, --read, --write; default: a reentrant lock).
+enum class lock_mode { plain, fenced, fair, read, write };
+
 struct options {
   subcommand command = subcommand::help;
   std::string url;                                  ///< --url, else $REDIS_URL, else the default
@@ -20,7 +23,7 @@ struct options {
   std::chrono::milliseconds lease{0};               ///< --lease: 0 = watchdog
   std::optional<std::chrono::milliseconds> watchdog;  ///< --watchdog: the watchdog lease
   std::chrono::milliseconds grace{5000};            ///< --grace: TERM to KILL delay when the lease is lost
-  bool fenced = false;
+  lock_mode mode = lock_mode::plain;
   bool json = false;
   bool force = false;
   bool quiet = false;

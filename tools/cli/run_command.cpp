@@ -25,6 +25,8 @@ class runner {
         client_(io_.get_executor(), make_config(o)),
         lock_(client_.lock(o.name)),
         fenced_(client_.fenced_lock(o.name)),
+        fair_(client_.fair_lock(o.name)),
+        rw_(client_.read_write_lock(o.name)),
         signals_(io_, SIGINT, SIGTERM, SIGHUP),
         children_(io_, SIGCHLD),
         status_timer_(io_),
@@ -51,13 +53,26 @@ class runner {
     if (!o_.quiet && ::isatty(STDERR_FILENO)) show_status();
     auto acquired = [this](std::error_code ec, std::optional<std::uint64_t> token) { on_acquired(ec, token); };
     const milliseconds wait = o_.wait ? *o_.wait : milliseconds(-1);
-    if (o_.fenced) {
+    if (o_.mode == lock_mode::fenced) {
       fenced_.async_try_lock(owner_, wait, o_.lease, asio::bind_cancellation_slot(cancel_wait_.slot(), acquired));
-    } else {
-      lock_.async_try_lock(owner_, wait, o_.lease,
-                           asio::bind_cancellation_slot(cancel_wait_.slot(), [acquired](std::error_code ec, bool got) {
-                             acquired(ec, got ? std::optional<std::uint64_t>(0) : std::nullopt);
-                           }));
+      return;
+    }
+    with_lock([&](auto& lock) {
+      lock.async_try_lock(owner_, wait, o_.lease,
+                          asio::bind_cancellation_slot(cancel_wait_.slot(), [acquired](std::error_code ec, bool got) {
+                            acquired(ec, got ? std::optional<std::uint64_t>(0) : std::nullopt);
+                          }));
+    });
+  }
+
+  // Calls f with the lock object of the chosen kind (the fenced lock unlocks as the reentrant one).
+  template <typename F>
+  void with_lock(F&& f) {
+    switch (o_.mode) {
+      case lock_mode::fair: return f(fair_);
+      case lock_mode::read: return f(rw_.read());
+      case lock_mode::write: return f(rw_.write());
+      default: return f(lock_);
     }
   }
 
@@ -94,7 +109,7 @@ class runner {
     acquired_ = true;
     if (interrupted_by_ != 0) return release(128 + interrupted_by_);  // the signal beat the cancellation
     std::vector<std::string> env{"DEADBOLT_LOCK_NAME=" + o_.name};
-    if (o_.fenced) env.push_back("DEADBOLT_FENCING_TOKEN=" + std::to_string(*token));
+    if (o_.mode == lock_mode::fenced) env.push_back("DEADBOLT_FENCING_TOKEN=" + std::to_string(*token));
     if (auto spawn_error = child_.spawn(o_.argv, env)) {
       std::fprintf(stderr, "deadbolt: cannot run %s: %s\n", o_.argv[0].c_str(), spawn_error.message().c_str());
       return release(127);
@@ -155,13 +170,15 @@ class runner {
   }
 
   void release(int code) {
-    lock_.async_unlock(owner_, [this, code](std::error_code ec) {
-      if (ec == deadbolt::errc::lease_lost || ec == deadbolt::errc::not_owner) {
-        if (!lost_) std::fprintf(stderr, "deadbolt: lock %s was no longer held when the command ended\n", o_.name.c_str());
-        return finish(exit_lease_lost);
-      }
-      if (ec) std::fprintf(stderr, "deadbolt: could not release lock %s: %s\n", o_.name.c_str(), ec.message().c_str());
-      finish(code);
+    with_lock([&](auto& lock) {
+      lock.async_unlock(owner_, [this, code](std::error_code ec) {
+        if (ec == deadbolt::errc::lease_lost || ec == deadbolt::errc::not_owner) {
+          if (!lost_) std::fprintf(stderr, "deadbolt: lock %s was no longer held when the command ended\n", o_.name.c_str());
+          return finish(exit_lease_lost);
+        }
+        if (ec) std::fprintf(stderr, "deadbolt: could not release lock %s: %s\n", o_.name.c_str(), ec.message().c_str());
+        finish(code);
+      });
     });
   }
 
@@ -180,8 +197,10 @@ class runner {
   const options& o_;
   asio::io_context io_;
   deadbolt::client client_;
-  deadbolt::reentrant_lock lock_;  // unlock is the same for both kinds
+  deadbolt::reentrant_lock lock_;
   deadbolt::fenced_lock fenced_;
+  deadbolt::fair_lock fair_;
+  deadbolt::read_write_lock rw_;
   asio::signal_set signals_;
   asio::signal_set children_;
   asio::steady_timer status_timer_;
