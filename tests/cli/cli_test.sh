@@ -474,6 +474,24 @@ read_write_fair() {
   wait_exit "$w" $((3000)) || fail "writer did not finish after the reader left" || return 1
   [ "$RC" = 0 ] && [ "$(cat "$WORK/rw-w-mode")" = write ] || fail "writer: exit $RC, mode '$(cat "$WORK/rw-w-mode" 2>/dev/null)'" || return 1
   ! key_exists cli-rw || fail "read/write lock still held" || return 1
+  # unlock --force on a write lock wakes its waiting readers (their channel is the rwlock one)
+  bg "$WORK/rw-w2" run --url "$URL" --write cli-rw -- sh -c "touch '$WORK/rw-w2-in'; exec sleep 30"
+  local w2=$BG
+  wait_file "$WORK/rw-w2-in" 3000 || fail "writer 2 did not start: $(cat "$WORK/rw-w2.err")" || return 1
+  bg "$WORK/rw-r3" run --url "$URL" --read --wait 20s cli-rw -- true
+  local r3=$BG
+  local deadline=$(($(now_ms) + 3000 * SLOW))
+  until [ "$(rcli pubsub numsub 'redisson_rwlock:{cli-rw}' | sed -n 2p)" -ge 1 ]; do
+    [ "$(now_ms)" -lt "$deadline" ] || fail "the reader is not waiting" || return 1
+    sleep 0.01
+  done
+  db unlock --url "$URL" --force cli-rw >/dev/null || fail "unlock --force of a write lock failed" || return 1
+  wait_exit "$r3" 3000 || fail "the reader was not woken by unlock --force" || return 1
+  [ "$RC" = 0 ] || fail "reader after unlock --force: exit $RC" || return 1
+  # (its 30 s lease would have kept the reader out: the message woke it) writer 2 finds its lock gone
+  kill -TERM "$w2"
+  wait_exit "$w2" 3000 || fail "writer 2 still running" || return 1
+  [ "$RC" = 5 ] || fail "writer 2 exit $RC, expected 5 (lost)" || return 1
   # the flags exclude each other
   rc=0
   db run --url "$URL" --read --fair cli-rw -- true 2>/dev/null || rc=$?
