@@ -6,27 +6,24 @@
 -- Returns nil if the owner holds no hold; 0 if still held; 1 if released (also when the lock is gone:
 -- Redisson's answer for a lock that expired).
 --! include fair_queue
+--! include fair_queue
+--! include unlock_latch
 local lock, queue, timeouts, channel, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local message, lease, owner, now, publish, latch_ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
-local earlier = redis.call('get', latch)
+local earlier = latched(latch)
 if earlier then
-  return tonumber(earlier)
+  return earlier
 end
 drop_expired_waiters(queue, timeouts, now)
 if redis.call('exists', lock) == 0 then
   wake_head(queue, channel, publish, message)
-  redis.call('set', latch, 1, 'px', latch_ttl)
-  return 1
+  return answer(latch, latch_ttl, 1)
 end
-if redis.call('hexists', lock, owner) == 0 then
+local released = release_hold(lock, owner, lease, latch, latch_ttl)
+if released == false then
   return nil
 end
-if redis.call('hincrby', lock, owner, -1) > 0 then
-  redis.call('pexpire', lock, lease)
-  redis.call('set', latch, 0, 'px', latch_ttl)
-  return 0
+if released == 1 then
+  wake_head(queue, channel, publish, message)
 end
-redis.call('del', lock)
-redis.call('set', latch, 1, 'px', latch_ttl)
-wake_head(queue, channel, publish, message)
-return 1
+return released

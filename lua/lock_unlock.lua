@@ -4,21 +4,18 @@
 -- ARGV[4] publish command ("publish" or "spublish"), ARGV[5] latch TTL in ms
 -- Returns nil if the owner holds no hold; 0 if still held (reentrant); 1 if released.
 -- A retry with the same request id returns the first attempt's result from the latch.
+--! include unlock_latch
 local lock, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local message, lease, owner, publish, latch_ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local earlier = redis.call('get', latch)
+local earlier = latched(latch)
 if earlier then
-  return tonumber(earlier)
+  return earlier
 end
-if redis.call('hexists', lock, owner) == 0 then
+local released = release_hold(lock, owner, lease, latch, latch_ttl)
+if released == false then
   return nil
 end
-if redis.call('hincrby', lock, owner, -1) > 0 then
-  redis.call('pexpire', lock, lease)
-  redis.call('set', latch, 0, 'px', latch_ttl)
-  return 0
+if released == 1 then
+  redis.call(publish, channel, message)
 end
-redis.call('del', lock)
-redis.call(publish, channel, message)
-redis.call('set', latch, 1, 'px', latch_ttl)
-return 1
+return released

@@ -4,16 +4,17 @@
 -- ARGV[1] read unlock message "0", ARGV[2] owner field, ARGV[3] publish command, ARGV[4] latch TTL in ms
 -- Returns nil if the owner holds no read hold; 0 if the lock is still held (by anyone); 1 if released.
 -- The lock's TTL becomes the longest remaining hold timeout of all holders.
+--! include unlock_latch
 local lock, channel, prefix, key_prefix, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local message, owner, publish, latch_ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local earlier = redis.call('get', latch)
+local earlier = latched(latch)
 if earlier then
-  return tonumber(earlier)
+  return earlier
 end
 local mode = redis.call('hget', lock, 'mode')
 if mode == false then
   redis.call(publish, channel, message)
-  redis.call('set', latch, 1, 'px', latch_ttl)
+  answer(latch, latch_ttl, 1)  -- Redisson latches 1 here, though it answers nil
   return nil
 end
 if redis.call('hexists', lock, owner) == 0 then
@@ -36,15 +37,12 @@ if redis.call('hlen', lock) > 1 then
   end
   if longest > 0 then
     redis.call('pexpire', lock, longest)
-    redis.call('set', latch, 0, 'px', latch_ttl)
-    return 0
+    return answer(latch, latch_ttl, 0)
   end
   if mode == 'write' then
-    redis.call('set', latch, 0, 'px', latch_ttl)
-    return 0
+    return answer(latch, latch_ttl, 0)
   end
 end
 redis.call('del', lock)
 redis.call(publish, channel, message)
-redis.call('set', latch, 1, 'px', latch_ttl)
-return 1
+return answer(latch, latch_ttl, 1)

@@ -3,20 +3,15 @@
 -- ARGV[1] lease in ms for a remaining hold, ARGV[2] owner field, ARGV[3] latch TTL in ms
 -- Returns nil if the owner holds no hold; 0 if still held (reentrant); 1 if released.
 -- A retry with the same request id returns the first attempt's result from the latch.
+--! include unlock_latch
 local lock, latch = KEYS[1], KEYS[2]
 local lease, owner, latch_ttl = ARGV[1], ARGV[2], ARGV[3]
-local earlier = redis.call('get', latch)
+local earlier = latched(latch)
 if earlier then
-  return tonumber(earlier)
+  return earlier
 end
-if redis.call('hexists', lock, owner) == 0 then
+local released = release_hold(lock, owner, lease, latch, latch_ttl)
+if released == false then
   return nil
 end
-if redis.call('hincrby', lock, owner, -1) > 0 then
-  redis.call('pexpire', lock, lease)
-  redis.call('set', latch, 0, 'px', latch_ttl)
-  return 0
-end
-redis.call('del', lock)
-redis.call('set', latch, 1, 'px', latch_ttl)
-return 1
+return released

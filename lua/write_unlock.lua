@@ -4,16 +4,17 @@
 -- ARGV[4] publish command, ARGV[5] latch TTL in ms
 -- Returns nil if the owner holds no write hold; 0 if still held (reentrant); 1 if released. If the
 -- same owner still holds reads, the lock turns into a read lock (downgrade) and nothing is published.
+--! include unlock_latch
 local lock, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local message, lease, owner, publish, latch_ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local earlier = redis.call('get', latch)
+local earlier = latched(latch)
 if earlier then
-  return tonumber(earlier)
+  return earlier
 end
 local mode = redis.call('hget', lock, 'mode')
 if mode == false then
   redis.call(publish, channel, message)
-  redis.call('set', latch, 1, 'px', latch_ttl)
+  answer(latch, latch_ttl, 1)  -- Redisson latches 1 here, though it answers nil
   return nil
 end
 if mode ~= 'write' or redis.call('hexists', lock, owner) == 0 then
@@ -21,8 +22,7 @@ if mode ~= 'write' or redis.call('hexists', lock, owner) == 0 then
 end
 if redis.call('hincrby', lock, owner, -1) > 0 then
   redis.call('pexpire', lock, lease)
-  redis.call('set', latch, 0, 'px', latch_ttl)
-  return 0
+  return answer(latch, latch_ttl, 0)
 end
 redis.call('hdel', lock, owner)
 if redis.call('hlen', lock) == 1 then
@@ -31,5 +31,4 @@ if redis.call('hlen', lock) == 1 then
 else
   redis.call('hset', lock, 'mode', 'read')
 end
-redis.call('set', latch, 1, 'px', latch_ttl)
-return 1
+return answer(latch, latch_ttl, 1)
