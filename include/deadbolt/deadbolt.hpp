@@ -2,8 +2,10 @@
 #pragma once
 
 #include "deadbolt/blocking.hpp"
+#include "deadbolt/blocking_multi_lock.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/multi_lock.hpp"
 #include "deadbolt/reentrant_lock.hpp"
 #include "deadbolt/spin_backoff.hpp"
