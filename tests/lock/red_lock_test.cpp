@@ -174,3 +174,31 @@ TEST_CASE("blocking red lock: std::unique_lock and the validity") {
   CHECK_FALSE(ec);
   CHECK(count_holding(servers, name) == 0);
 }
+
+TEST_CASE("red lock with a paused server: that member times out, the others give the quorum") {
+  auto servers = deadbolt::test::redis_servers();
+  deadbolt::test::io_thread io;
+  deadbolt::test::clients cs(io, servers);
+  cs.connect();
+  const std::string name = unique_name("red-paused");
+  deadbolt::red_lock lock(cs.locks(name, 3));
+  servers[0].pause();
+  struct resume_on_exit {
+    const deadbolt::test::redis_server& r;
+    ~resume_on_exit() { r.resume(); }
+  } guard{servers[0]};
+
+  const auto start = std::chrono::steady_clock::now();
+  auto got = call<std::chrono::milliseconds>([&](auto cb) { lock.async_try_lock(1, 0ms, 5s, cb); });
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took < 2s);  // bounded by the member's command_timeout (300 ms), checked once
+  CHECK_FALSE(got.ec);
+  CHECK(got.value > 0ms);
+  CHECK(got.value < 5000ms - std::chrono::duration_cast<std::chrono::milliseconds>(took) + 10ms);
+  CHECK(servers[1].cli("exists " + name) == "1");
+  CHECK(servers[2].cli("exists " + name) == "1");
+  auto released = call<errors>([&](auto cb) { lock.async_unlock(1, cb); });
+  CHECK(released.ec);  // the paused member's unlock fails
+  CHECK(servers[1].cli("exists " + name) == "0");
+  CHECK(servers[2].cli("exists " + name) == "0");
+}

@@ -57,7 +57,9 @@ class redis_server {
     const int p = pid();
     ::kill(p, SIGCONT);
     ::kill(p, SIGKILL);
-    for (int i = 0; i < 200 && ::kill(p, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int i = 0; i < 200 && ::kill(p, 0) == 0 && !zombie(p); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   /// Starts it again on the same port.
   void start() const {
@@ -70,6 +72,16 @@ class redis_server {
   }
 
  private:
+  // A daemonized server's parent is whatever adopted it, which (in a container) may never reap it:
+  // a killed server can stay a zombie, which kill(pid, 0) still finds.
+  static bool zombie(int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+  }
+
   void load(const std::string& dir) {
     dir_ = dir;
     std::ifstream in(dir_ + "/port");
