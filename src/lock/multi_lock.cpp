@@ -185,7 +185,8 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
     for (std::size_t i = 0; i < states_.size(); ++i) {
       if (states_[i] == member_state::failed) release_member(i, nullptr);
     }
-    if (lease_ms_ == 0) return report();
+    // No wait: the members were taken for the lease itself (Redisson PEXPIREs anyway; it is a no-op).
+    if (lease_ms_ == 0 || member_lease_ms_ == lease_ms_) return report();
     pending_ = 0;
     for (std::size_t i = 0; i < states_.size(); ++i) {
       if (states_[i] == member_state::held) ++pending_;
