@@ -183,7 +183,9 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
     if (held_ < m_->n() - m_->failed_limit()) return round_failed(no_time_error());
     // Members whose attempt failed with an error may hold the lock server-side: give them back now.
     for (std::size_t i = 0; i < states_.size(); ++i) {
-      if (states_[i] == member_state::failed) release_member(i, nullptr);
+      if (states_[i] != member_state::failed) continue;
+      release_member(i, nullptr);
+      states_[i] = member_state::busy;  // released: not again if the round still fails
     }
     // No wait: the members were taken for the lease itself (Redisson PEXPIREs anyway; it is a no-op).
     if (lease_ms_ == 0 || member_lease_ms_ == lease_ms_) return report();
