@@ -183,3 +183,22 @@ TEST_CASE("blocking multi lock: std::lock_guard and std::unique_lock work") {
   }).join();
   CHECK(servers[0].cli("exists " + name) == "0");
 }
+
+#if defined(__cpp_exceptions)
+TEST_CASE("multi lock and red lock take asio::use_future") {
+  auto servers = deadbolt::test::redis_servers();
+  deadbolt::test::io_thread io;
+  deadbolt::test::clients cs(io, servers);
+  const std::string name = unique_name("multi-future");
+  deadbolt::multi_lock multi(cs.locks(name, 2));
+  CHECK(multi.async_try_lock(5, 200ms, 0ms, asio::use_future).get());
+  CHECK(multi.async_unlock(5, asio::use_future).get().size() == 2);
+  deadbolt::red_lock red(cs.locks(name, 3));
+  CHECK(red.async_try_lock(5, 200ms, 2s, asio::use_future).get() > 0ms);
+  red.async_lock(5, asio::use_future).get();  // reentrant: a second hold on each member
+  CHECK(servers[2].cli("hget " + name + " " + cs.all[2]->id() + ":5") == "2");
+  red.async_unlock(5, asio::use_future).get();
+  red.async_unlock(5, asio::use_future).get();
+  CHECK(servers[0].cli("exists " + name) == "0");
+}
+#endif
