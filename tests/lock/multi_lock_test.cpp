@@ -202,3 +202,13 @@ TEST_CASE("multi lock and red lock take asio::use_future") {
   CHECK(servers[0].cli("exists " + name) == "0");
 }
 #endif
+
+TEST_CASE("an empty multi lock or red lock reports invalid_config") {
+  deadbolt::multi_lock multi(std::vector<deadbolt::reentrant_lock>{});
+  auto got = call<bool>([&](auto cb) { multi.async_try_lock(1, cb); });
+  CHECK(got.ec == errc::invalid_config);
+  CHECK_FALSE(got.value);
+  deadbolt::red_lock red(std::vector<deadbolt::reentrant_lock>{});
+  CHECK(call<std::chrono::milliseconds>([&](auto cb) { red.async_try_lock(1, cb); }).ec == errc::invalid_config);
+  CHECK(call<errors>([&](auto cb) { red.async_unlock(1, cb); }).ec == errc::invalid_config);
+}
