@@ -22,12 +22,15 @@ namespace deadbolt::detail {
 class multi_core {
  public:
   multi_core(asio::any_io_executor ex, std::vector<reentrant_lock> l, multi_kind k)
-      : strand(asio::make_strand(std::move(ex))), locks(std::move(l)), kind(k) {}
+      : strand(asio::make_strand(std::move(ex))), executor(strand), locks(std::move(l)), kind(k) {}
 
   std::size_t n() const { return locks.size(); }
   std::size_t failed_limit() const { return kind == multi_kind::all ? 0 : n() - (n() / 2 + 1); }
 
-  asio::any_io_executor strand;
+  // Kept as its own type internally: an any_io_executor holding a strand is too big for its small
+  // buffer, so every copy (one per member callback) would allocate.
+  asio::strand<asio::any_io_executor> strand;
+  asio::any_io_executor executor;  ///< the same strand, for get_executor()
   std::vector<reentrant_lock> locks;
   multi_kind kind;
 };
@@ -373,7 +376,7 @@ std::shared_ptr<multi_core> make_multi_core(asio::any_io_executor ex, std::vecto
   return std::make_shared<multi_core>(std::move(ex), std::move(locks), kind);
 }
 
-const asio::any_io_executor& multi_executor(const multi_core& core) { return core.strand; }
+const asio::any_io_executor& multi_executor(const multi_core& core) { return core.executor; }
 std::size_t multi_size(const multi_core& core) { return core.n(); }
 
 void multi_acquire(const std::shared_ptr<multi_core>& core, owner_id owner, std::int64_t wait_ms,
