@@ -84,11 +84,12 @@ TEST_CASE("multi lock: one member held elsewhere, try_lock fails and releases wh
   CHECK(servers[1].cli("hget " + name + " " + other.id() + ":9") == "1");
 
   // Released by its holder within the wait: the multi lock gets all three.
-  std::thread([&] {
+  std::thread releaser([&] {
     std::this_thread::sleep_for(100ms);
     CHECK_FALSE(call([&](auto cb) { held_elsewhere.async_unlock(9, cb); }).ec);
-  }).detach();
+  });
   auto later = call<bool>([&](auto cb) { lock.async_try_lock(1, 2s, 0ms, cb); });
+  releaser.join();
   CHECK_FALSE(later.ec);
   CHECK(later.value);
   CHECK_FALSE(call<errors>([&](auto cb) { lock.async_unlock(1, cb); }).ec);
