@@ -3,10 +3,12 @@
 // std::lock_guard, std::unique_lock and std::scoped_lock work. The owner is the calling thread.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "deadbolt/blocking.hpp"
