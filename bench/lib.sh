@@ -50,9 +50,36 @@ stop_redis_process() {
 }
 
 stop_redis() {
+  [[ -n ${MANY_REDIS_PIDS:-} ]] && stop_redis_many
   stop_redis_process
   if [[ -n ${REDIS_DIR:-} ]]; then
     rm -rf "$REDIS_DIR"
     REDIS_DIR=
   fi
+}
+
+# start_redis_many N: starts N throwaway servers (as start_redis) and exports REDIS_PORTS, their ports
+# comma-separated. They all go away when the script exits.
+start_redis_many() {
+  local i ports=() pids=() dirs=()
+  for ((i = 0; i < $1; i++)); do
+    start_redis
+    ports+=("$REDIS_PORT") pids+=("$REDIS_PID") dirs+=("$REDIS_DIR")
+    # Handed over to stop_redis_many (stop_redis, the exit trap, calls it), so the next start_redis
+    # does not forget them.
+    REDIS_PID= REDIS_DIR=
+    MANY_REDIS_PIDS="${pids[*]}" MANY_REDIS_DIRS="${dirs[*]}"
+  done
+  REDIS_PORTS=$(IFS=,; echo "${ports[*]}")
+  export REDIS_PORTS
+}
+
+stop_redis_many() {
+  local pid dir
+  for pid in ${MANY_REDIS_PIDS:-}; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  for dir in ${MANY_REDIS_DIRS:-}; do rm -rf "$dir"; done
+  MANY_REDIS_PIDS= MANY_REDIS_DIRS=
 }

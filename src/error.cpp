@@ -28,6 +28,7 @@ class category final : public std::error_category {
       case errc::server_error: return "the server returned an error";
       case errc::protocol_error: return "unexpected reply from the server";
       case errc::shutting_down: return "the client is shutting down";
+      case errc::quorum_not_reached: return "a majority of the red lock's servers could not be locked";
     }
     return "unknown deadbolt error";
   }

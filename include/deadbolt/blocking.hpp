@@ -57,6 +57,8 @@ class blocking_client {
 
 namespace detail {
 
+struct lock_access;
+
 /// What the blocking lock objects share: the names, the engine calls, release and the queries.
 class blocking_lock_base {
  public:
@@ -75,6 +77,8 @@ class blocking_lock_base {
   bool lease_lost();
 
  protected:
+  friend struct lock_access;
+
   blocking_lock_base(std::shared_ptr<client_core> core, asio::any_io_executor ex, std::string_view name,
                      lock_kind kind);
   /// The engine's acquire for the calling thread: 0 if the wait ran out, else 1 or the token.

@@ -2,10 +2,12 @@
 #pragma once
 
 #include "deadbolt/blocking.hpp"
+#include "deadbolt/blocking_multi_lock.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/fair_lock.hpp"
+#include "deadbolt/multi_lock.hpp"
 #include "deadbolt/read_write_lock.hpp"
 #include "deadbolt/reentrant_lock.hpp"
 #include "deadbolt/spin_backoff.hpp"

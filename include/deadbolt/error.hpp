@@ -25,6 +25,7 @@ enum class errc {
   server_error,         ///< any other error reply from the server
   protocol_error,       ///< a reply of an unexpected shape
   shutting_down,        ///< the client is being destroyed
+  quorum_not_reached,   ///< red lock: fewer than n/2 + 1 members held, some of them failing with errors
 };
 
 const std::error_category& deadbolt_category() noexcept;

@@ -37,6 +37,8 @@ struct result_optional_token {
   }
 };
 
+struct lock_access;  // the composite locks (src/lock/multi_lock.cpp) reach a member's client through it
+
 /// What every lock object shares: the client, the names, release and the queries.
 class lock_base {
  public:
@@ -92,6 +94,8 @@ class lock_base {
   }
 
  protected:
+  friend struct lock_access;
+
   template <typename Result, typename Token, typename Start>
   auto run(Token&& token, Start&& start) {
     return async_run<Result>(core_, executor_, std::forward<Token>(token), std::forward<Start>(start));

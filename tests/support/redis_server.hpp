@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 #include <chrono>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -21,11 +22,10 @@ class redis_server {
   redis_server() {
     const char* dir = std::getenv("DEADBOLT_REDIS_DIR");
     REQUIRE_MESSAGE(dir != nullptr, "DEADBOLT_REDIS_DIR is not set: run through ctest");
-    dir_ = dir;
-    std::ifstream in(dir_ + "/port");
-    in >> port_;
-    REQUIRE_MESSAGE(port_ != 0, "no redis-server port in " << dir_);
+    load(dir);
   }
+  /// The server a fixture started in `dir` (tests with several servers: DEADBOLT_REDIS_DIRS).
+  explicit redis_server(const std::string& dir) { load(dir); }
 
   std::uint16_t port() const { return port_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
@@ -57,7 +57,9 @@ class redis_server {
     const int p = pid();
     ::kill(p, SIGCONT);
     ::kill(p, SIGKILL);
-    for (int i = 0; i < 200 && ::kill(p, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int i = 0; i < 200 && ::kill(p, 0) == 0 && !zombie(p); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   /// Starts it again on the same port.
   void start() const {
@@ -70,8 +72,38 @@ class redis_server {
   }
 
  private:
+  // A daemonized server's parent is whatever adopted it, which (in a container) may never reap it:
+  // a killed server can stay a zombie, which kill(pid, 0) still finds.
+  static bool zombie(int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+  }
+
+  void load(const std::string& dir) {
+    dir_ = dir;
+    std::ifstream in(dir_ + "/port");
+    in >> port_;
+    REQUIRE_MESSAGE(port_ != 0, "no redis-server port in " << dir_);
+  }
+
   std::string dir_;
   std::uint16_t port_ = 0;
 };
+
+/// Every server of a test that requires several fixtures (DEADBOLT_REDIS_DIRS, comma-separated).
+inline std::vector<redis_server> redis_servers() {
+  const char* dirs = std::getenv("DEADBOLT_REDIS_DIRS");
+  REQUIRE_MESSAGE(dirs != nullptr, "DEADBOLT_REDIS_DIRS is not set: run through ctest");
+  std::vector<redis_server> out;
+  std::stringstream in(dirs);
+  std::string dir;
+  while (std::getline(in, dir, ',')) {
+    if (!dir.empty()) out.emplace_back(dir);
+  }
+  return out;
+}
 
 }  // namespace deadbolt::test

@@ -1,0 +1,95 @@
+// The blocking multi lock and red lock: deadbolt::multi_lock and deadbolt::red_lock over
+// blocking_lock members (possibly of different blocking_clients), meeting TimedLockable so
+// std::lock_guard, std::unique_lock and std::scoped_lock work. The owner is the calling thread.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "deadbolt/blocking.hpp"
+#include "deadbolt/multi_lock.hpp"
+
+namespace deadbolt {
+
+namespace detail {
+
+/// What both blocking composites share. Errors as blocking_lock: the plain forms throw
+/// std::system_error (without exceptions: the port's fatal hook), the std::error_code& forms never do.
+class blocking_multi_base {
+ public:
+  std::size_t size() const noexcept { return multi_size(*core_); }
+
+  /// Loops until acquired (see multi_lock::async_lock). `lease` zero: the members' watchdogs.
+  void lock(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
+  void lock(std::chrono::milliseconds lease, std::error_code& ec);
+  void lock(std::error_code& ec) { lock(std::chrono::milliseconds(0), ec); }
+
+  /// One attempt per member, no waiting.
+  bool try_lock();
+  bool try_lock(std::error_code& ec) { return acquire(0, 0, false, ec) > 0; }
+
+  template <typename Rep, typename Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return try_acquire_or_throw(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+  }
+  template <typename Clock, typename Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return try_lock_for(deadline - Clock::now());
+  }
+
+  /// Releases every member. Never throws.
+  void unlock() noexcept;
+  /// Returns each member's outcome; `ec` as the async_unlock's first code.
+  std::vector<std::error_code> unlock(std::error_code& ec) noexcept;
+
+ protected:
+  blocking_multi_base(std::vector<blocking_lock> locks, multi_kind kind);
+  /// 0 if not acquired, else 1 or the validity in ms.
+  std::int64_t acquire(std::int64_t wait_ms, std::int64_t lease_ms, bool until_acquired, std::error_code& ec);
+  bool try_acquire_or_throw(std::int64_t wait_ms);
+
+  std::shared_ptr<multi_core> core_;
+};
+
+}  // namespace detail
+
+/// All of the members or none; see multi_lock.
+class blocking_multi_lock : public detail::blocking_multi_base {
+ public:
+  explicit blocking_multi_lock(std::vector<blocking_lock> locks)
+      : blocking_multi_base(std::move(locks), detail::multi_kind::all) {}
+
+  using blocking_multi_base::try_lock_for;
+  template <typename Rep, typename Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::chrono::milliseconds lease,
+                    std::error_code& ec) {
+    return acquire(std::max<std::int64_t>(std::chrono::ceil<std::chrono::milliseconds>(wait).count(), 0),
+                   lease.count(), false, ec) > 0;
+  }
+};
+
+/// A majority of the members (Redlock); see red_lock and docs/locks/red_lock.md.
+class blocking_red_lock : public detail::blocking_multi_base {
+ public:
+  explicit blocking_red_lock(std::vector<blocking_lock> locks)
+      : blocking_multi_base(std::move(locks), detail::multi_kind::quorum) {}
+
+  std::size_t quorum() const noexcept { return size() / 2 + 1; }
+
+  using blocking_multi_base::try_lock_for;
+  /// The validity (lease - time taken - drift) if acquired, zero if not.
+  template <typename Rep, typename Period>
+  std::chrono::milliseconds try_lock_for(const std::chrono::duration<Rep, Period>& wait,
+                                         std::chrono::milliseconds lease, std::error_code& ec) {
+    return std::chrono::milliseconds(
+        acquire(std::max<std::int64_t>(std::chrono::ceil<std::chrono::milliseconds>(wait).count(), 0),
+                lease.count(), false, ec));
+  }
+};
+
+}  // namespace deadbolt

@@ -1,0 +1,394 @@
+// RedissonMultiLock and RedissonRedLock (PROTOCOL.md §7) over reentrant_lock members.
+//   rounds    members are tried in order (Redisson's tryLock loop); a failure beyond failedLocksLimit
+//             (0 for the multi lock, n - (n/2+1) for the red lock) ends the round: the members taken
+//             and those whose attempt failed with an error (it may have run server-side) are
+//             released, and the round restarts after a random pause while wait time is left.
+//   leases    with a lease, members are taken for 2 x wait (or the lease if no wait), then PEXPIREd to
+//             the lease by a script that first checks the hold is still ours (HEXISTS).
+//   threads   everything here runs on the composite's strand; member completions are bound to it.
+#include <algorithm>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "deadbolt/error.hpp"
+#include "deadbolt/multi_lock.hpp"
+#include "deadbolt/port/hooks.hpp"
+#include "detail/client_core.hpp"
+#include "lock/lock_access.hpp"
+
+namespace deadbolt::detail {
+
+class multi_core {
+ public:
+  multi_core(asio::any_io_executor ex, std::vector<reentrant_lock> l, multi_kind k)
+      : strand(asio::make_strand(std::move(ex))), executor(strand), locks(std::move(l)), kind(k) {}
+
+  std::size_t n() const { return locks.size(); }
+  std::size_t failed_limit() const { return kind == multi_kind::all ? 0 : n() - (n() / 2 + 1); }
+
+  // Kept as its own type internally: an any_io_executor holding a strand is too big for its small
+  // buffer, so every copy (one per member callback) would allocate.
+  asio::strand<asio::any_io_executor> strand;
+  asio::any_io_executor executor;  ///< the same strand, for get_executor()
+  std::vector<reentrant_lock> locks;
+  multi_kind kind;
+};
+
+namespace {
+
+constexpr std::int64_t ms_to_ns = 1'000'000;
+constexpr std::int64_t per_member_lock_wait_ms = 1500;  // Redisson lock(): waitTime = n * 1500 ms
+constexpr std::int64_t max_retry_pause_ms = 50;
+
+constexpr const char* expire_if_ours =
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+    "redis.call('pexpire', KEYS[1], ARGV[1]); return 1; end; return 0;";
+
+// Errors a retry cannot cure: lock() reports them instead of looping.
+bool permanent(std::error_code ec) {
+  return ec == errc::invalid_config || ec == errc::invalid_url || ec == errc::auth_failed ||
+         ec == errc::permission_denied || ec == errc::wrong_type || ec == errc::shutting_down;
+}
+
+std::int64_t now_ns() { return port::monotonic_ns(); }
+
+std::int64_t random_between(std::int64_t lo, std::int64_t hi) {  // [lo, hi)
+  if (hi <= lo) return lo;
+  thread_local std::minstd_rand gen(static_cast<std::uint32_t>(port::monotonic_ns() ^ port::thread_id()));
+  return lo + static_cast<std::int64_t>(gen() % static_cast<std::uint64_t>(hi - lo));
+}
+
+enum class member_state : unsigned char { untried, held, busy, failed };
+
+class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
+ public:
+  multi_acquire_op(std::shared_ptr<multi_core> m, owner_id owner, std::int64_t wait_ms, std::int64_t lease_ms,
+             bool until_acquired, multi_acquire_done done)
+      : m_(std::move(m)),
+        owner_(owner),
+        wait_ms_(wait_ms),
+        lease_ms_(lease_ms > 0 ? lease_ms : 0),
+        until_acquired_(until_acquired),
+        done_(std::move(done)),
+        timer_(m_->strand),
+        states_(m_->n(), member_state::untried) {}
+
+  // On the initiating thread, as Asio expects of a cancellation slot.
+  void connect(asio::cancellation_slot slot) {
+    if (slot.is_connected()) {
+      slot_ = slot;
+      slot_.assign([weak = weak_from_this(), strand = m_->strand](asio::cancellation_type type) {
+        if ((type & (asio::cancellation_type::terminal | asio::cancellation_type::partial |
+                     asio::cancellation_type::total)) == asio::cancellation_type::none) {
+          return;
+        }
+        asio::dispatch(strand, [weak] {
+          if (auto self = weak.lock()) self->cancel();
+        });
+      });
+    }
+  }
+
+  void start() {
+    if (m_->locks.empty()) return finish(errc::invalid_config, 0);
+    if (until_acquired_) wait_ms_ = lock_wait_ms();
+    begin_try();
+  }
+
+ private:
+  // Redisson lock(): the waitTime each tryLock round gets.
+  std::int64_t lock_wait_ms() const {
+    const std::int64_t base = static_cast<std::int64_t>(m_->n()) * per_member_lock_wait_ms;
+    if (lease_ms_ == 0) return base;
+    // lockAsync's floor: a short lease would otherwise give rounds too short to get anywhere.
+    const std::int64_t lease = std::max<std::int64_t>(lease_ms_, 2000);
+    if (lease <= base) return random_between(lease / 2, lease);
+    return random_between(base, lease);
+  }
+
+  void cancel() {
+    cancelled_ = true;
+    member_cancel_.emit(asio::cancellation_type::terminal);
+    timer_.cancel();
+  }
+
+  // One tryLock(wait, lease) call of Redisson's.
+  void begin_try() {
+    deadline_ns_ = wait_ms_ > 0 ? now_ns() + wait_ms_ * ms_to_ns : -1;
+    member_lease_ms_ = lease_ms_ > 0 ? (wait_ms_ > 0 ? 2 * wait_ms_ : lease_ms_) : 0;
+    const std::int64_t n = static_cast<std::int64_t>(m_->n());
+    member_wait_ms_ = m_->kind == multi_kind::all ? wait_ms_ : std::max<std::int64_t>(wait_ms_ / n, 1);
+    begin_round();
+  }
+
+  void begin_round() {
+    std::fill(states_.begin(), states_.end(), member_state::untried);
+    held_ = 0;
+    failed_left_ = m_->failed_limit();
+    round_error_ = {};
+    round_failed_with_error_ = false;
+    round_permanent_error_ = {};
+    round_start_ns_ = now_ns();
+    next_ = 0;
+    try_next();
+  }
+
+  std::int64_t remain_ms() const { return deadline_ns_ < 0 ? -1 : (deadline_ns_ - now_ns()) / ms_to_ns; }
+
+  void try_next() {
+    if (cancelled_) return round_failed(asio::error::operation_aborted);
+    if (next_ == m_->n()) return all_tried();
+    const std::size_t i = next_;
+    std::int64_t wait = 0;
+    if (deadline_ns_ >= 0) wait = std::max<std::int64_t>(std::min(member_wait_ms_, remain_ms()), 0);
+    auto self = shared_from_this();
+    m_->locks[i].async_try_lock(
+        owner_, std::chrono::milliseconds(wait), std::chrono::milliseconds(member_lease_ms_),
+        asio::bind_cancellation_slot(member_cancel_.slot(),
+                                     asio::bind_executor(m_->strand, [self, i](std::error_code ec, bool got) {
+                                       self->on_member(i, ec, got);
+                                     })));
+  }
+
+  void on_member(std::size_t i, std::error_code ec, bool got) {
+    if (!ec && got) {
+      states_[i] = member_state::held;
+      ++held_;
+    } else {
+      states_[i] = ec ? member_state::failed : member_state::busy;
+      if (ec) {
+        round_failed_with_error_ = true;
+        if (!round_error_) round_error_ = ec;
+        if (permanent(ec) && !round_permanent_error_) round_permanent_error_ = ec;
+      }
+      if (cancelled_) return round_failed(asio::error::operation_aborted);
+      // The red lock's shortcut: a quorum is certain (or all that can be had), the rest is not tried.
+      if (m_->n() - held_ == m_->failed_limit()) return all_tried();
+      if (failed_left_ == 0) {
+        if (m_->kind == multi_kind::all) return round_failed(ec);
+        return round_failed(round_failed_with_error_ ? make_error_code(errc::quorum_not_reached) : std::error_code{});
+      }
+      --failed_left_;
+    }
+    if (deadline_ns_ >= 0 && now_ns() >= deadline_ns_) return round_failed(no_time_error());
+    ++next_;
+    try_next();
+  }
+
+  std::error_code no_time_error() const {
+    if (!round_failed_with_error_) return {};
+    return m_->kind == multi_kind::all ? round_error_ : make_error_code(errc::quorum_not_reached);
+  }
+
+  // Enough members are held (all, or a quorum with the rest failed or untried).
+  void all_tried() {
+    if (held_ < m_->n() - m_->failed_limit()) return round_failed(no_time_error());
+    // Members whose attempt failed with an error may hold the lock server-side: give them back now.
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      if (states_[i] != member_state::failed) continue;
+      release_member(i, nullptr);
+      states_[i] = member_state::busy;  // released: not again if the round still fails
+    }
+    // No wait: the members were taken for the lease itself (Redisson PEXPIREs anyway; it is a no-op).
+    if (lease_ms_ == 0 || member_lease_ms_ == lease_ms_) return report();
+    pending_ = 0;
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      if (states_[i] == member_state::held) ++pending_;
+    }
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      if (states_[i] == member_state::held) expire_member(i);
+    }
+  }
+
+  void expire_member(std::size_t i) {
+    const reentrant_lock& l = m_->locks[i];
+    const auto& core = lock_access::core(l);
+    std::vector<std::string> args{"EVAL", expire_if_ours, "1", l.name(), std::to_string(lease_ms_),
+                                  client_id(*core) + ":" + std::to_string(owner_)};
+    auto self = shared_from_this();
+    async_run<result_reply>(core, l.get_executor(),
+                            asio::bind_executor(m_->strand,
+                                                [self, i](std::error_code ec, reply r) {
+                                                  self->on_expired(i, ec, r);
+                                                }),
+                            [args = std::move(args)](auto& c, auto& done) mutable {
+                              return start_command(c, std::move(args), done);
+                            });
+  }
+
+  void on_expired(std::size_t i, std::error_code ec, const reply& r) {
+    if (ec || r.as_int().value_or(0) != 1) {
+      states_[i] = member_state::failed;  // gone, or unknown: released with the rest if the round fails
+      --held_;
+      round_failed_with_error_ = true;
+      if (!round_error_) round_error_ = ec ? ec : make_error_code(errc::lease_lost);
+    }
+    if (--pending_ > 0) return;
+    if (held_ < m_->n() - m_->failed_limit()) return round_failed(no_time_error());
+    report();
+  }
+
+  void report() {
+    if (m_->kind == multi_kind::all) return finish({}, 1);
+    std::int64_t lease = lease_ms_;
+    if (lease == 0) {  // the watchdogs' lease: the shortest among the members held
+      for (std::size_t i = 0; i < states_.size(); ++i) {
+        if (states_[i] != member_state::held) continue;
+        const std::int64_t w = lock_access::core(m_->locks[i])->watchdog_ms();
+        lease = lease == 0 ? w : std::min(lease, w);
+      }
+    }
+    const std::int64_t drift = lease / 100 + 2;
+    const std::int64_t validity = lease - (now_ns() - round_start_ns_) / ms_to_ns - drift;
+    if (validity > 0) return finish({}, validity);
+    round_failed({});
+  }
+
+  // Releases what the round may hold, then ends the try or starts another round.
+  void round_failed(std::error_code ec) {
+    result_ec_ = ec;
+    pending_ = 1;  // this call's own share, so the last release cannot finish before all are sent
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      if (states_[i] == member_state::held || states_[i] == member_state::failed) {
+        ++pending_;
+        release_member(i, shared_from_this());
+      }
+      states_[i] = member_state::untried;
+    }
+    held_ = 0;
+    released_one();
+  }
+
+  void release_member(std::size_t i, std::shared_ptr<multi_acquire_op> waiting) {
+    auto keep = waiting ? waiting : shared_from_this();
+    m_->locks[i].async_unlock(owner_, asio::bind_executor(m_->strand, [keep, waiting](std::error_code) {
+                                if (waiting) waiting->released_one();
+                              }));
+  }
+
+  void released_one() {
+    if (--pending_ > 0) return;
+    const std::error_code ec = result_ec_;
+    if (cancelled_) return finish(asio::error::operation_aborted, 0);
+    if (until_acquired_) {
+      if (round_permanent_error_) return finish(round_permanent_error_, 0);
+      return pause_then([self = shared_from_this()] { self->begin_try(); });
+    }
+    if (permanent(ec) || deadline_ns_ < 0 || now_ns() >= deadline_ns_) return finish(ec, 0);
+    pause_then([self = shared_from_this()] { self->begin_round(); });
+  }
+
+  // A random pause before the next round (Redlock), never past the deadline.
+  template <typename Next>
+  void pause_then(Next next) {
+    std::int64_t cap = max_retry_pause_ms;
+    if (deadline_ns_ >= 0 && !until_acquired_) cap = std::min(cap, std::max<std::int64_t>(remain_ms(), 0));
+    timer_.expires_after(std::chrono::milliseconds(random_between(0, cap + 1)));
+    timer_.async_wait([self = shared_from_this(), next = std::move(next)](std::error_code) mutable {
+      if (self->cancelled_) return self->finish(asio::error::operation_aborted, 0);
+      next();
+    });
+  }
+
+  void finish(std::error_code ec, std::int64_t value) {
+    if (!done_) return;
+    if (slot_.is_connected()) slot_.clear();
+    auto done = std::move(done_);
+    done_ = nullptr;
+    done(ec, value);
+  }
+
+  std::shared_ptr<multi_core> m_;
+  owner_id owner_;
+  std::int64_t wait_ms_;
+  std::int64_t lease_ms_;
+  bool until_acquired_;
+  multi_acquire_done done_;
+  asio::steady_timer timer_;
+  asio::cancellation_slot slot_;
+  asio::cancellation_signal member_cancel_;
+  bool cancelled_ = false;
+
+  std::int64_t deadline_ns_ = -1;
+  std::int64_t member_lease_ms_ = 0;
+  std::int64_t member_wait_ms_ = 0;
+  std::vector<member_state> states_;
+  std::size_t held_ = 0;
+  std::size_t failed_left_ = 0;
+  std::size_t next_ = 0;
+  std::size_t pending_ = 0;
+  std::int64_t round_start_ns_ = 0;
+  std::error_code round_error_;
+  bool round_failed_with_error_ = false;
+  std::error_code round_permanent_error_;
+  std::error_code result_ec_;
+};
+
+class multi_unlock_op : public std::enable_shared_from_this<multi_unlock_op> {
+ public:
+  multi_unlock_op(std::shared_ptr<multi_core> m, owner_id owner, multi_unlock_done done)
+      : m_(std::move(m)), owner_(owner), done_(std::move(done)), each_(m_->n()), pending_(m_->n()) {}
+
+  void start() {
+    if (m_->locks.empty()) return done_(errc::invalid_config, {});
+    for (std::size_t i = 0; i < m_->n(); ++i) {
+      m_->locks[i].async_unlock(owner_, asio::bind_executor(m_->strand, [self = shared_from_this(), i](std::error_code ec) {
+                                  self->each_[i] = ec;
+                                  if (--self->pending_ == 0) self->report();
+                                }));
+    }
+  }
+
+ private:
+  void report() {
+    std::error_code first;
+    if (m_->kind == multi_kind::all) {
+      for (const auto& ec : each_) {
+        if (ec) {
+          first = ec;
+          break;
+        }
+      }
+    } else {
+      // Members not held by this owner answer not_owner; that is only news if none was held.
+      bool any_released = false;
+      for (const auto& ec : each_) {
+        if (!ec) any_released = true;
+        if (ec && ec != errc::not_owner && !first) first = ec;
+      }
+      if (!first && !any_released) first = errc::not_owner;
+    }
+    done_(first, std::move(each_));
+  }
+
+  std::shared_ptr<multi_core> m_;
+  owner_id owner_;
+  multi_unlock_done done_;
+  std::vector<std::error_code> each_;
+  std::size_t pending_;
+};
+
+}  // namespace
+
+std::shared_ptr<multi_core> make_multi_core(asio::any_io_executor ex, std::vector<reentrant_lock> locks,
+                                            multi_kind kind) {
+  return std::make_shared<multi_core>(std::move(ex), std::move(locks), kind);
+}
+
+const asio::any_io_executor& multi_executor(const multi_core& core) { return core.executor; }
+std::size_t multi_size(const multi_core& core) { return core.n(); }
+
+void multi_acquire(const std::shared_ptr<multi_core>& core, owner_id owner, std::int64_t wait_ms,
+                   std::int64_t lease_ms, bool until_acquired, asio::cancellation_slot slot,
+                   multi_acquire_done done) {
+  auto op = std::make_shared<multi_acquire_op>(core, owner, wait_ms, lease_ms, until_acquired, std::move(done));
+  op->connect(slot);
+  asio::dispatch(core->strand, [op] { op->start(); });
+}
+
+void multi_unlock(const std::shared_ptr<multi_core>& core, owner_id owner, multi_unlock_done done) {
+  asio::dispatch(core->strand, [op = std::make_shared<multi_unlock_op>(core, owner, std::move(done))] { op->start(); });
+}
+
+}  // namespace deadbolt::detail
