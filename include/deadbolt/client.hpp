@@ -10,11 +10,14 @@
 #include <vector>
 
 #include "deadbolt/config.hpp"
+#include "deadbolt/count_down_latch.hpp"
 #include "deadbolt/detail/async.hpp"
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/expirable_semaphore.hpp"
 #include "deadbolt/reentrant_lock.hpp"
 #include "deadbolt/reply.hpp"
+#include "deadbolt/semaphore.hpp"
 
 namespace deadbolt {
 
@@ -67,6 +70,17 @@ class client {
   /// per `backoff` (default: exponential, 1 ms to 128 ms).
   deadbolt::spin_lock spin_lock(std::string_view name, const spin_backoff& backoff = {}) const {
     return deadbolt::spin_lock(core_, executor_, name, backoff);
+  }
+
+  /// A semaphore (Redisson RSemaphore) named `name`.
+  deadbolt::semaphore semaphore(std::string_view name) const { return deadbolt::semaphore(core_, executor_, name); }
+  /// A permit-expirable semaphore (Redisson RPermitExpirableSemaphore) named `name`.
+  deadbolt::expirable_semaphore expirable_semaphore(std::string_view name) const {
+    return deadbolt::expirable_semaphore(core_, executor_, name);
+  }
+  /// A count-down latch (Redisson RCountDownLatch) named `name`.
+  deadbolt::count_down_latch count_down_latch(std::string_view name) const {
+    return deadbolt::count_down_latch(core_, executor_, name);
   }
 
   /// Closes the connections now (the destructor does too); operations still running complete with

@@ -25,6 +25,8 @@ enum class errc {
   server_error,         ///< any other error reply from the server
   protocol_error,       ///< a reply of an unexpected shape
   shutting_down,        ///< the client is being destroyed
+  invalid_argument,     ///< an argument out of range (e.g. negative permits or lease)
+  no_such_permit,       ///< release of a permit that is not held: unknown id, already released, or expired
 };
 
 const std::error_category& deadbolt_category() noexcept;
