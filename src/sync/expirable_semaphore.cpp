@@ -7,7 +7,7 @@
 //   waiting   try; if none is free the script returns the earliest expiry among the held permits:
 //             park on the channel (wake_policy::count) until then (at most sync_op::recheck_ms),
 //             and try again: the expired permit is reclaimed by that attempt.
-//   ambiguity an acquire whose reply was lost is checked with ZSCORE of its id (its id is chosen
+//   ambiguity an acquire whose reply was lost is checked with ZRANK of its id (its id is chosen
 //             before sending): held = acquired, absent = try again. Release and lease updates are
 //             not re-run: errc::outcome_unknown. A cancelled acquire that got its permit releases it.
 #include <algorithm>
@@ -50,7 +50,7 @@ const sync_spec release_spec{
 
 // After a lost acquire reply: is our id in the ZSET?
 const sync_spec verify_spec{
-    [](sync_op& op, resp::encoder& e) { e.command("ZSCORE", op.names->timeouts, op.args.id.raw()); },
+    [](sync_op& op, resp::encoder& e) { e.command("ZRANK", op.names->timeouts, op.args.id.raw()); },
     [](sync_op& op) { return op.reply.what == scalar_reply::kind::nil ? verdict::retry() : verdict::done(1); },
     nullptr, false, true};
 

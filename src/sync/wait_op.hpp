@@ -7,7 +7,7 @@
 //             longer than recheck_ms (the keys have no TTL to bound a wait: a lost message costs at
 //             most that) nor past the deadline; every wake-up is only a hint: the call runs again.
 //   ambiguity a call whose reply was lost is re-sent only if it is a read (idempotent); a call with
-//             a verify step (permit acquire: ZSCORE of its id) asks instead; any other reports
+//             a verify step (permit acquire: ZRANK of its id) asks instead; any other reports
 //             errc::outcome_unknown and is never re-run.
 //   outage    a waiter whose call could not even be sent (not_connected) tries again until its deadline.
 //   cancel    a parked waiter is woken with operation_aborted; one whose call is in flight finishes
