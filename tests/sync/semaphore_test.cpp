@@ -205,3 +205,26 @@ TEST_CASE("blocking_semaphore") {
   s.acquire(-1, ec);
   CHECK(ec == errc::invalid_argument);
 }
+
+#if defined(__cpp_exceptions)
+TEST_CASE("semaphore and latch with asio::use_future") {
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  deadbolt::client c(io.executor(), config_for(redis));
+  const std::string name = unique_name("sem-future");
+  auto s = c.semaphore(name);
+  CHECK(s.async_try_set_permits(1, asio::use_future).get());
+  CHECK(s.async_try_acquire(1, 100ms, asio::use_future).get());
+  CHECK_FALSE(s.async_try_acquire(1, asio::use_future).get());
+  s.async_release(1, asio::use_future).get();
+  CHECK(s.async_available_permits(asio::use_future).get() == 1);
+  auto p = c.expirable_semaphore(name + "-p");
+  CHECK(p.async_try_set_permits(1, asio::use_future).get());
+  const deadbolt::permit_id id = p.async_acquire(1s, asio::use_future).get();
+  p.async_release(id, asio::use_future).get();
+  auto l = c.count_down_latch(name + "-l");
+  CHECK(l.async_await(0ms, asio::use_future).get());
+  auto failed = s.async_try_acquire(-1, asio::use_future);
+  CHECK_THROWS_AS(failed.get(), std::system_error);
+}
+#endif
