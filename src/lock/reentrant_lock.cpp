@@ -20,6 +20,7 @@
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/client_core.hpp"
+#include "detail/outcome.hpp"
 #include "detail/script_call.hpp"
 #include "lock/spin_backoff_sequence.hpp"
 #include "scripts.hpp"
@@ -31,17 +32,6 @@ constexpr std::int64_t ms_to_ns = 1'000'000;
 // A holder's key without TTL (-1) gives no bound: re-check at least this often anyway.
 constexpr std::int64_t no_ttl_recheck_ms = 5'000;
 constexpr int unlock_attempts = 3;
-
-bool ambiguous(std::error_code ec) {
-  return ec == errc::outcome_unknown || ec == errc::timed_out || &ec.category() == &resp::resp_category();
-}
-
-// A connection problem rather than an answer: the same request can be made again once the
-// connection is back. (Server errors, shutdown, cancellation and full tables are answers.)
-bool transient(std::error_code ec) {
-  if (ambiguous(ec) || ec == errc::not_connected) return true;
-  return &ec.category() != &deadbolt_category() && ec != asio::error::operation_aborted;
-}
 
 // Backoff jitter: any cheap per-thread pseudo-random number will do.
 std::uint64_t jitter_random() {

@@ -6,22 +6,12 @@
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/keys.hpp"
+#include "detail/outcome.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
 constexpr std::int64_t ms_to_ns = 1'000'000;
-
-// Sent, but no reply: the call may or may not have run.
-bool ambiguous(std::error_code ec) {
-  return ec == errc::outcome_unknown || ec == errc::timed_out || &ec.category() == &resp::resp_category();
-}
-
-// A connection problem rather than an answer.
-bool transient(std::error_code ec) {
-  if (ambiguous(ec) || ec == errc::not_connected) return true;
-  return &ec.category() != &deadbolt_category() && ec != asio::error::operation_aborted;
-}
 
 const sync_spec* spec_for(sync_call call) {
   if (const sync_spec* s = semaphore_spec(call)) return s;
