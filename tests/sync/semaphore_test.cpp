@@ -224,7 +224,5 @@ TEST_CASE("semaphore and latch with asio::use_future") {
   p.async_release(id, asio::use_future).get();
   auto l = c.count_down_latch(name + "-l");
   CHECK(l.async_await(0ms, asio::use_future).get());
-  auto failed = s.async_try_acquire(-1, asio::use_future);
-  CHECK_THROWS_AS(failed.get(), std::system_error);
 }
 #endif
