@@ -121,11 +121,18 @@ std::string server_probe::load_script(const std::string& name) {
 
 double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int clients, int pipeline, long requests,
                          double* server_us_per_call) {
+  const double rate = raw_evalsha_args_per_s(probe, sha, std::string("1 ") + raw_key + " 30000 owner:1", clients,
+                                             pipeline, requests, server_us_per_call);
+  probe.del(raw_key);
+  return rate;
+}
+
+double raw_evalsha_args_per_s(server_probe& probe, const std::string& sha, const std::string& args, int clients,
+                              int pipeline, long requests, double* server_us_per_call) {
   const command_counts before = probe.commandstats();
   const std::string command = "redis-benchmark -h 127.0.0.1 -p " + std::to_string(probe.port()) + " -c " +
                               std::to_string(clients) + " -P " + std::to_string(pipeline) + " -n " +
-                              std::to_string(requests) + " --csv EVALSHA " + sha + " 1 " + raw_key +
-                              " 30000 owner:1";
+                              std::to_string(requests) + " --csv EVALSHA " + sha + " " + args;
   FILE* out = popen(command.c_str(), "r");
   if (out == nullptr) die("redis-benchmark", "cannot run: " + command);
   std::string text;
@@ -142,7 +149,6 @@ double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int client
     const command_stat d = delta_stat(before, probe.commandstats(), "evalsha");
     *server_us_per_call = static_cast<double>(d.usec) / static_cast<double>(d.calls);
   }
-  probe.del(raw_key);
   return rate;
 }
 

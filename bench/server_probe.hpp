@@ -92,4 +92,8 @@ class server_probe {
 double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int clients, int pipeline, long requests,
                          double* server_us_per_call = nullptr);
 
+/// The same for any script and arguments ("<numkeys> <keys...> <args...>"); deletes nothing.
+double raw_evalsha_args_per_s(server_probe& probe, const std::string& sha, const std::string& args, int clients,
+                              int pipeline, long requests, double* server_us_per_call = nullptr);
+
 }  // namespace deadbolt::bench

@@ -13,16 +13,17 @@ namespace deadbolt {
 namespace {
 
 // A completion the calling thread waits on; it lives on that thread's stack.
-class sync_completion final : public detail::completion {
+template <typename Value = std::int64_t>
+class sync_completion final : public detail::basic_completion<Value> {
  public:
-  void complete(std::error_code ec, std::int64_t value) override {
+  void complete(std::error_code ec, Value value) override {
     std::lock_guard<std::mutex> guard(mutex_);
     ec_ = ec;
     value_ = value;
     done_ = true;
     ready_.notify_one();
   }
-  std::int64_t wait(std::error_code& ec) {
+  Value wait(std::error_code& ec) {
     std::unique_lock<std::mutex> guard(mutex_);
     ready_.wait(guard, [this] { return done_; });
     ec = ec_;
@@ -34,14 +35,14 @@ class sync_completion final : public detail::completion {
   std::condition_variable ready_;
   bool done_ = false;
   std::error_code ec_;
-  std::int64_t value_ = 0;
+  Value value_{};
 };
 
 /// Runs `start(core, completion&)` on the loop and waits for its end.
-template <typename Start>
-std::int64_t run_blocking(const std::shared_ptr<detail::client_core>& core, const asio::any_io_executor& ex,
-                          std::error_code& ec, Start start) {
-  sync_completion done;
+template <typename Value = std::int64_t, typename Start>
+Value run_blocking(const std::shared_ptr<detail::client_core>& core, const asio::any_io_executor& ex,
+                   std::error_code& ec, Start start) {
+  sync_completion<Value> done;
   asio::post(ex, [&core, &done, &start] { start(*core, done); });
   return done.wait(ec);
 }
@@ -103,6 +104,18 @@ blocking_read_write_lock blocking_client::read_write_lock(std::string_view name)
 
 blocking_fenced_lock blocking_client::fenced_lock(std::string_view name) {
   return blocking_fenced_lock(loop_->core, loop_->io.get_executor(), name);
+}
+
+blocking_semaphore blocking_client::semaphore(std::string_view name) {
+  return blocking_semaphore(loop_->core, loop_->io.get_executor(), name, detail::sync_kind::semaphore);
+}
+
+blocking_expirable_semaphore blocking_client::expirable_semaphore(std::string_view name) {
+  return blocking_expirable_semaphore(loop_->core, loop_->io.get_executor(), name, detail::sync_kind::expirable);
+}
+
+blocking_count_down_latch blocking_client::count_down_latch(std::string_view name) {
+  return blocking_count_down_latch(loop_->core, loop_->io.get_executor(), name, detail::sync_kind::latch);
 }
 
 void blocking_client::on_lease_lost(detail::lease_lost_handler handler) {
@@ -225,5 +238,148 @@ std::uint64_t blocking_fenced_lock::token(std::error_code& ec) {
   const std::int64_t v = query(detail::lock_query::fencing_token, ec);
   return ec || v < 0 ? 0 : static_cast<std::uint64_t>(v);
 }
+
+// ---- semaphores and the latch -------------------------------------------------------------------------
+
+namespace detail {
+
+blocking_sync_base::blocking_sync_base(std::shared_ptr<client_core> core, asio::any_io_executor ex,
+                                       std::string_view name, sync_kind kind)
+    : core_(std::move(core)), executor_(std::move(ex)), names_(make_sync_names(name, kind)) {}
+
+std::int64_t blocking_sync_base::call(sync_call c, const sync_args& args, std::error_code& ec) {
+  return run_blocking(core_, executor_, ec, [&](client_core& core, completion& done) {
+    start_sync(core, names_, c, args, done);
+  });
+}
+
+std::int64_t blocking_sync_base::call_or_throw(sync_call c, const sync_args& args, const char* what) {
+  std::error_code ec;
+  const std::int64_t v = call(c, args, ec);
+  if (ec) raise(ec, std::string("deadbolt: ") + what + " " + names_->name);
+  return v;
+}
+
+}  // namespace detail
+
+using detail::sync_call;
+
+void blocking_semaphore::acquire(std::int64_t permits) {
+  detail::sync_args a = with_count(permits);
+  a.wait_ms = -1;
+  call_or_throw(sync_call::sem_acquire, a, "acquire");
+}
+void blocking_semaphore::acquire(std::int64_t permits, std::error_code& ec) {
+  detail::sync_args a = with_count(permits);
+  a.wait_ms = -1;
+  call(sync_call::sem_acquire, a, ec);
+}
+bool blocking_semaphore::try_acquire(std::int64_t permits) { return try_acquire_or_throw(permits, 0); }
+bool blocking_semaphore::try_acquire(std::int64_t permits, std::chrono::milliseconds wait, std::error_code& ec) {
+  detail::sync_args a = with_count(permits);
+  a.wait_ms = wait.count() < 0 ? -1 : wait.count();
+  return call(sync_call::sem_acquire, a, ec) != 0;
+}
+bool blocking_semaphore::try_acquire_or_throw(std::int64_t permits, std::int64_t wait_ms) {
+  detail::sync_args a = with_count(permits);
+  a.wait_ms = wait_ms < 0 ? 0 : wait_ms;
+  return call_or_throw(sync_call::sem_acquire, a, "try_acquire") != 0;
+}
+void blocking_semaphore::release(std::int64_t permits) { call_or_throw(sync_call::sem_release, with_count(permits), "release"); }
+void blocking_semaphore::release(std::int64_t permits, std::error_code& ec) {
+  call(sync_call::sem_release, with_count(permits), ec);
+}
+bool blocking_semaphore::try_set_permits(std::int64_t permits, std::error_code& ec) {
+  return call(sync_call::sem_try_set, with_count(permits), ec) != 0;
+}
+std::int64_t blocking_semaphore::add_permits(std::int64_t permits, std::error_code& ec) {
+  return call(sync_call::sem_add, with_count(permits), ec);
+}
+std::int64_t blocking_semaphore::drain_permits(std::error_code& ec) { return call(sync_call::sem_drain, {}, ec); }
+std::int64_t blocking_semaphore::available_permits(std::error_code& ec) {
+  return call(sync_call::sem_available, {}, ec);
+}
+
+std::optional<permit_id> blocking_expirable_semaphore::acquire_id(std::int64_t wait_ms, std::int64_t lease_ms,
+                                                                  std::error_code& ec) {
+  detail::sync_args a;
+  a.n = 1;
+  a.wait_ms = wait_ms;
+  a.lease_ms = lease_ms;
+  return run_blocking<std::optional<permit_id>>(
+      core_, executor_, ec, [&](detail::client_core& core, detail::basic_completion<std::optional<permit_id>>& done) {
+        detail::start_permit_acquire(core, names_, a, done);
+      });
+}
+permit_id blocking_expirable_semaphore::acquire(std::chrono::milliseconds lease) {
+  std::error_code ec;
+  const std::optional<permit_id> id = acquire_id(-1, lease.count(), ec);
+  if (ec) raise(ec, "deadbolt: acquire " + names_->name);
+  return id.value_or(permit_id());
+}
+permit_id blocking_expirable_semaphore::acquire(std::chrono::milliseconds lease, std::error_code& ec) {
+  return acquire_id(-1, lease.count(), ec).value_or(permit_id());
+}
+std::optional<permit_id> blocking_expirable_semaphore::try_acquire(std::chrono::milliseconds wait,
+                                                                   std::chrono::milliseconds lease,
+                                                                   std::error_code& ec) {
+  return acquire_id(wait.count() < 0 ? -1 : wait.count(), lease.count(), ec);
+}
+namespace {
+detail::sync_args with_id(const permit_id& id, std::int64_t lease_ms = 0) {
+  detail::sync_args a;
+  a.id = id;
+  a.lease_ms = lease_ms;
+  return a;
+}
+}  // namespace
+void blocking_expirable_semaphore::release(const permit_id& id) {
+  call_or_throw(sync_call::permit_release, with_id(id), "release");
+}
+void blocking_expirable_semaphore::release(const permit_id& id, std::error_code& ec) {
+  call(sync_call::permit_release, with_id(id), ec);
+}
+bool blocking_expirable_semaphore::try_release(const permit_id& id, std::error_code& ec) {
+  return call(sync_call::permit_try_release, with_id(id), ec) != 0;
+}
+bool blocking_expirable_semaphore::update_lease(const permit_id& id, std::chrono::milliseconds lease,
+                                                std::error_code& ec) {
+  return call(sync_call::permit_update_lease, with_id(id, lease.count()), ec) != 0;
+}
+bool blocking_expirable_semaphore::try_set_permits(std::int64_t permits, std::error_code& ec) {
+  return call(sync_call::sem_try_set, with_count(permits), ec) != 0;
+}
+std::int64_t blocking_expirable_semaphore::add_permits(std::int64_t permits, std::error_code& ec) {
+  return call(sync_call::sem_add, with_count(permits), ec);
+}
+std::int64_t blocking_expirable_semaphore::available_permits(std::error_code& ec) {
+  return call(sync_call::permit_available, {}, ec);
+}
+
+bool blocking_count_down_latch::try_set_count(std::int64_t count_value, std::error_code& ec) {
+  return call(sync_call::latch_try_set, with_count(count_value), ec) != 0;
+}
+std::int64_t blocking_count_down_latch::count_down() { return call_or_throw(sync_call::latch_count_down, {}, "count_down"); }
+std::int64_t blocking_count_down_latch::count_down(std::error_code& ec) {
+  return call(sync_call::latch_count_down, {}, ec);
+}
+std::int64_t blocking_count_down_latch::count(std::error_code& ec) { return call(sync_call::latch_count, {}, ec); }
+void blocking_count_down_latch::await() { await_or_throw(-1); }
+void blocking_count_down_latch::await(std::error_code& ec) {
+  detail::sync_args a;
+  a.wait_ms = -1;
+  call(sync_call::latch_await, a, ec);
+}
+bool blocking_count_down_latch::await_for(std::chrono::milliseconds wait, std::error_code& ec) {
+  detail::sync_args a;
+  a.wait_ms = wait.count() < 0 ? -1 : wait.count();
+  return call(sync_call::latch_await, a, ec) != 0;
+}
+bool blocking_count_down_latch::await_or_throw(std::int64_t wait_ms) {
+  detail::sync_args a;
+  a.wait_ms = wait_ms;
+  return call_or_throw(sync_call::latch_await, a, "await") != 0;
+}
+bool blocking_count_down_latch::delete_latch(std::error_code& ec) { return call(sync_call::latch_delete, {}, ec) != 0; }
 
 }  // namespace deadbolt

@@ -29,6 +29,8 @@ class category final : public std::error_category {
       case errc::protocol_error: return "unexpected reply from the server";
       case errc::shutting_down: return "the client is shutting down";
       case errc::quorum_not_reached: return "a majority of the red lock's servers could not be locked";
+      case errc::invalid_argument: return "invalid argument";
+      case errc::no_such_permit: return "no such permit: unknown, already released, or expired";
     }
     return "unknown deadbolt error";
   }

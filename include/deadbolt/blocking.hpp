@@ -14,6 +14,7 @@
 
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/engine.hpp"
+#include "deadbolt/detail/sync_engine.hpp"
 #include "deadbolt/error.hpp"
 
 namespace deadbolt {
@@ -21,6 +22,9 @@ namespace deadbolt {
 class blocking_lock;
 class blocking_fenced_lock;
 class blocking_read_write_lock;
+class blocking_semaphore;
+class blocking_expirable_semaphore;
+class blocking_count_down_latch;
 
 class blocking_client {
  public:
@@ -46,6 +50,13 @@ class blocking_client {
   blocking_lock fair_lock(std::string_view name);
   /// A read/write lock (Redisson RReadWriteLock) named `name`; std::shared_lock takes its reads.
   blocking_read_write_lock read_write_lock(std::string_view name);
+
+  /// A semaphore (Redisson RSemaphore) named `name`.
+  blocking_semaphore semaphore(std::string_view name);
+  /// A permit-expirable semaphore (Redisson RPermitExpirableSemaphore) named `name`.
+  blocking_expirable_semaphore expirable_semaphore(std::string_view name);
+  /// A count-down latch (Redisson RCountDownLatch) named `name`.
+  blocking_count_down_latch count_down_latch(std::string_view name);
 
   /// Called on the loop thread whenever a held lock's lease is found lost.
   void on_lease_lost(detail::lease_lost_handler handler);
@@ -217,6 +228,122 @@ class blocking_read_write_lock {
 
   blocking_lock read_;
   blocking_lock write_;
+};
+
+namespace detail {
+
+/// What the blocking semaphores and latch share: the names and running an engine call.
+class blocking_sync_base {
+ public:
+  const std::string& name() const noexcept { return names_->name; }
+
+ protected:
+  blocking_sync_base(std::shared_ptr<client_core> core, asio::any_io_executor ex, std::string_view name,
+                     sync_kind kind);
+  std::int64_t call(sync_call c, const sync_args& args, std::error_code& ec);
+  /// Throws (raise) on error, naming `what`.
+  std::int64_t call_or_throw(sync_call c, const sync_args& args, const char* what);
+  static sync_args with_count(std::int64_t n) {
+    sync_args a;
+    a.n = n;
+    return a;
+  }
+
+  std::shared_ptr<client_core> core_;
+  asio::any_io_executor executor_;
+  std::shared_ptr<const sync_names> names_;
+};
+
+}  // namespace detail
+
+/// A named semaphore used from threads (Redisson RSemaphore; see semaphore.hpp). Errors: the plain
+/// forms throw std::system_error (without exceptions: the port's fatal hook), the std::error_code&
+/// forms never do.
+class blocking_semaphore : public detail::blocking_sync_base {
+ public:
+  /// Takes `permits`, waiting as long as it takes.
+  void acquire(std::int64_t permits = 1);
+  void acquire(std::int64_t permits, std::error_code& ec);
+  /// One attempt, no waiting.
+  bool try_acquire(std::int64_t permits = 1);
+  /// Waits up to `wait` (negative: as long as it takes).
+  bool try_acquire(std::int64_t permits, std::chrono::milliseconds wait, std::error_code& ec);
+  template <typename Rep, typename Period>
+  bool try_acquire_for(std::int64_t permits, const std::chrono::duration<Rep, Period>& wait) {
+    return try_acquire_or_throw(permits, std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+  }
+  /// Gives `permits` back (no owner: anyone may release).
+  void release(std::int64_t permits = 1);
+  void release(std::int64_t permits, std::error_code& ec);
+  /// Sets the permits if the semaphore does not exist yet; true if it did not.
+  bool try_set_permits(std::int64_t permits, std::error_code& ec);
+  /// Adds (negative: removes) permits; returns the new available count.
+  std::int64_t add_permits(std::int64_t permits, std::error_code& ec);
+  /// Takes every available permit; returns how many.
+  std::int64_t drain_permits(std::error_code& ec);
+  std::int64_t available_permits(std::error_code& ec);
+
+ private:
+  friend class blocking_client;
+  using blocking_sync_base::blocking_sync_base;
+  bool try_acquire_or_throw(std::int64_t permits, std::int64_t wait_ms);
+};
+
+/// A named permit-expirable semaphore used from threads (Redisson RPermitExpirableSemaphore; see
+/// expirable_semaphore.hpp): each acquire takes one permit, held for `lease` (zero: no expiry), and
+/// returns its id. Errors as blocking_semaphore.
+class blocking_expirable_semaphore : public detail::blocking_sync_base {
+ public:
+  permit_id acquire(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
+  permit_id acquire(std::chrono::milliseconds lease, std::error_code& ec);
+  /// Waits up to `wait` (zero: one attempt; negative: as long as it takes); empty if none was free.
+  std::optional<permit_id> try_acquire(std::chrono::milliseconds wait, std::chrono::milliseconds lease,
+                                       std::error_code& ec);
+  /// errc::no_such_permit if `id` is not held (unknown, released, or expired).
+  void release(const permit_id& id);
+  void release(const permit_id& id, std::error_code& ec);
+  /// False if `id` was not held.
+  bool try_release(const permit_id& id, std::error_code& ec);
+  /// Restarts the lease at `lease` from now; false if `id` is not held any more.
+  bool update_lease(const permit_id& id, std::chrono::milliseconds lease, std::error_code& ec);
+  bool try_set_permits(std::int64_t permits, std::error_code& ec);
+  std::int64_t add_permits(std::int64_t permits, std::error_code& ec);
+  /// Reclaims expired permits, then counts.
+  std::int64_t available_permits(std::error_code& ec);
+
+ private:
+  friend class blocking_client;
+  using blocking_sync_base::blocking_sync_base;
+  std::optional<permit_id> acquire_id(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
+};
+
+/// A named count-down latch used from threads (Redisson RCountDownLatch; see count_down_latch.hpp).
+/// Errors as blocking_semaphore.
+class blocking_count_down_latch : public detail::blocking_sync_base {
+ public:
+  /// Sets the count if the latch does not exist; true if it did not.
+  bool try_set_count(std::int64_t count_value, std::error_code& ec);
+  /// Returns the new count (0 or less: the latch is released and deleted).
+  std::int64_t count_down();
+  std::int64_t count_down(std::error_code& ec);
+  /// The count (0 if the latch does not exist).
+  std::int64_t count(std::error_code& ec);
+  /// Waits until the count is zero, as long as it takes.
+  void await();
+  void await(std::error_code& ec);
+  /// Waits up to `wait`; true if the count reached zero.
+  template <typename Rep, typename Period>
+  bool await_for(const std::chrono::duration<Rep, Period>& wait) {
+    return await_or_throw(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+  }
+  bool await_for(std::chrono::milliseconds wait, std::error_code& ec);
+  /// Deletes the latch (its awaiters are released); true if it existed.
+  bool delete_latch(std::error_code& ec);
+
+ private:
+  friend class blocking_client;
+  using blocking_sync_base::blocking_sync_base;
+  bool await_or_throw(std::int64_t wait_ms);
 };
 
 }  // namespace deadbolt

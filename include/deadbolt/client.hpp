@@ -10,13 +10,16 @@
 #include <vector>
 
 #include "deadbolt/config.hpp"
+#include "deadbolt/count_down_latch.hpp"
 #include "deadbolt/detail/async.hpp"
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/fair_lock.hpp"
+#include "deadbolt/expirable_semaphore.hpp"
 #include "deadbolt/read_write_lock.hpp"
 #include "deadbolt/reentrant_lock.hpp"
 #include "deadbolt/reply.hpp"
+#include "deadbolt/semaphore.hpp"
 
 namespace deadbolt {
 
@@ -77,6 +80,17 @@ class client {
   /// A read/write lock (Redisson RReadWriteLock) named `name`: read() and write() are its halves.
   deadbolt::read_write_lock read_write_lock(std::string_view name) const {
     return deadbolt::read_write_lock(core_, executor_, name);
+  }
+
+  /// A semaphore (Redisson RSemaphore) named `name`.
+  deadbolt::semaphore semaphore(std::string_view name) const { return deadbolt::semaphore(core_, executor_, name); }
+  /// A permit-expirable semaphore (Redisson RPermitExpirableSemaphore) named `name`.
+  deadbolt::expirable_semaphore expirable_semaphore(std::string_view name) const {
+    return deadbolt::expirable_semaphore(core_, executor_, name);
+  }
+  /// A count-down latch (Redisson RCountDownLatch) named `name`.
+  deadbolt::count_down_latch count_down_latch(std::string_view name) const {
+    return deadbolt::count_down_latch(core_, executor_, name);
   }
 
   /// Closes the connections now (the destructor does too); operations still running complete with

@@ -26,6 +26,8 @@ enum class errc {
   protocol_error,       ///< a reply of an unexpected shape
   shutting_down,        ///< the client is being destroyed
   quorum_not_reached,   ///< red lock: fewer than n/2 + 1 members held, some of them failing with errors
+  invalid_argument,     ///< an argument out of range (e.g. negative permits or lease)
+  no_such_permit,       ///< release of a permit that is not held: unknown id, already released, or expired
 };
 
 const std::error_category& deadbolt_category() noexcept;

@@ -34,6 +34,7 @@ class unlock_op;
 class query_op;
 class renew_batch;
 class fire_and_forget;
+class sync_op;
 
 class client_core : public std::enable_shared_from_this<client_core> {
  public:
@@ -84,6 +85,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
   int renewals_in_flight = 0;
   static constexpr int max_renewals_in_flight = 4;
   op_pool<fire_and_forget> forgotten;
+  op_pool<sync_op> sync_ops;  ///< semaphores and latches (src/sync/)
 
  private:
   bool started_ = false;

@@ -12,6 +12,7 @@
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/client_core.hpp"
+#include "detail/outcome.hpp"
 #include "detail/script_call.hpp"
 #include "lock/lock_protocol.hpp"
 #include "lock/spin_backoff_sequence.hpp"
@@ -24,17 +25,6 @@ constexpr std::int64_t ms_to_ns = 1'000'000;
 // Queued behind this client's other waiters: the next unlock message wakes one of them, not us.
 constexpr std::int64_t queued_recheck_ms = 5'000;
 constexpr int unlock_attempts = 3;
-
-bool ambiguous(std::error_code ec) {
-  return ec == errc::outcome_unknown || ec == errc::timed_out || &ec.category() == &resp::resp_category();
-}
-
-// A connection problem rather than an answer: the same request can be made again once the
-// connection is back. (Server errors, shutdown, cancellation and full tables are answers.)
-bool transient(std::error_code ec) {
-  if (ambiguous(ec) || ec == errc::not_connected) return true;
-  return &ec.category() != &deadbolt_category() && ec != asio::error::operation_aborted;
-}
 
 // Backoff jitter: any cheap per-thread pseudo-random number will do.
 std::uint64_t jitter_random() {
