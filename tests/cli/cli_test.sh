@@ -514,12 +514,47 @@ read_write_fair() {
     || fail "fair lock keys left behind"
 }
 
+semaphore_permits() {
+  local rc=0
+  # two permits: two holders run side by side, each with its own permit id
+  bg "$WORK/sem-a" run --url "$URL" --semaphore 2 --watchdog 600ms cli-sem -- sh -c "echo \$DEADBOLT_PERMIT_ID >'$WORK/sem-a-id'; exec sleep 30"
+  local a=$BG
+  bg "$WORK/sem-b" run --url "$URL" --semaphore 2 cli-sem -- sh -c "echo \$DEADBOLT_PERMIT_ID >'$WORK/sem-b-id'; exec sleep 30"
+  local b=$BG
+  wait_file "$WORK/sem-a-id" 3000 && wait_file "$WORK/sem-b-id" 3000 \
+    || fail "holders did not start: $(cat "$WORK/sem-a.err" "$WORK/sem-b.err")" || return 1
+  sleep 0.05
+  [[ "$(cat "$WORK/sem-a-id")" =~ ^[0-9a-f]{32}$ ]] || fail "DEADBOLT_PERMIT_ID='$(cat "$WORK/sem-a-id")'" || return 1
+  [ "$(cat "$WORK/sem-a-id")" != "$(cat "$WORK/sem-b-id")" ] || fail "both holders got one permit id" || return 1
+  [ "$(rcli get cli-sem)" = 0 ] && [ "$(rcli zcard '{cli-sem}:timeout')" = 2 ] \
+    || fail "semaphore: $(rcli get cli-sem) available, $(rcli zcard '{cli-sem}:timeout') acquired" || return 1
+  # a third waits; it runs once a holder is gone, even one that crashed (its permit's lease ends)
+  rc=0
+  db run --url "$URL" --semaphore 2 --wait 300ms cli-sem -- true 2>/dev/null || rc=$?
+  [ "$rc" = 4 ] || fail "third holder beside two: exit $rc, expected 4" || return 1
+  kill -KILL "$a"
+  local start=$(now_ms)
+  rc=0
+  db run --url "$URL" --semaphore 2 --wait 10s cli-sem -- true || rc=$?
+  [ "$rc" = 0 ] || fail "after a holder crashed: exit $rc" || return 1
+  local gap=$(($(now_ms) - start))
+  [ "$gap" -lt $((3000 * SLOW)) ] || fail "the crashed holder's permit came back after ${gap}ms" || return 1
+  kill -TERM "$b"
+  wait_exit "$b" 3000 || fail "holder b did not exit" || return 1
+  [ "$RC" = 143 ] || fail "holder b exit $RC, expected 143" || return 1
+  [ "$(rcli get cli-sem)" = 2 ] && [ "$(rcli zcard '{cli-sem}:timeout')" = 0 ] \
+    || fail "afterwards: $(rcli get cli-sem) available, $(rcli zcard '{cli-sem}:timeout') acquired" || return 1
+  rc=0
+  db run --url "$URL" --semaphore 0 cli-sem -- true 2>/dev/null || rc=$?
+  [ "$rc" = 2 ] || fail "--semaphore 0: exit $rc, expected 2"
+}
+
 # ---- driver --------------------------------------------------------------------------------------
 
 ALL=(usage_errors cannot_connect redis_url_env exit_status_passthrough wait_timeout prompt_handoff
      lease_lost_deleted lease_lost_taken_grace fixed_lease_runs_out signal_term_forwarded
      signal_int_forwarded signal_while_waiting signal_while_connecting status_json fenced_tokens_increase unlock_force
-     counter_mutual_exclusion read_write_fair)
+     counter_mutual_exclusion read_write_fair semaphore_permits)
 CASES=("${ALL[@]}")
 [ -n "${DEADBOLT_CLI_CASES:-}" ] && read -r -a CASES <<<"$DEADBOLT_CLI_CASES"
 

@@ -17,6 +17,8 @@ std::string_view usage() {
       --fenced             take a fenced lock; COMMAND gets DEADBOLT_FENCING_TOKEN
       --fair               take a fair lock: waiters are served in arrival order
       --read, --write      take the read (shared) or write (exclusive) half of a read/write lock
+      --semaphore N        take one permit of a permit-expirable semaphore with N permits (created
+                           if absent); COMMAND gets DEADBOLT_PERMIT_ID
       --quiet              no status line while waiting
   deadbolt status [--json] NAME
       Show who holds NAME, hold counts, TTL, mode, queued waiters and the fencing token.
@@ -114,10 +116,25 @@ std::optional<options> parse_options(const std::vector<std::string>& args, std::
                           : a == "--read" ? lock_mode::read
                                           : lock_mode::write;
       if (o.mode != lock_mode::plain && o.mode != m) {
-        error = "--fenced, --fair, --read and --write exclude each other";
+        error = "--fenced, --fair, --read, --write and --semaphore exclude each other";
         return std::nullopt;
       }
       o.mode = m;
+    } else if (a == "--semaphore" && o.command == subcommand::run) {
+      auto v = value_of(a);
+      if (!v) return std::nullopt;
+      char* end = nullptr;
+      const long long n = std::strtoll(v->c_str(), &end, 10);
+      if (v->empty() || *end != '\0' || n < 1 || n > 1'000'000'000) {
+        error = "--semaphore: '" + *v + "' is not a number of permits (1 or more)";
+        return std::nullopt;
+      }
+      if (o.mode != lock_mode::plain) {
+        error = "--fenced, --fair, --read, --write and --semaphore exclude each other";
+        return std::nullopt;
+      }
+      o.mode = lock_mode::semaphore;
+      o.permits = n;
     } else if (a == "--quiet" && o.command == subcommand::run) {
       o.quiet = true;
     } else if (a == "--json" && o.command == subcommand::status) {

@@ -12,8 +12,9 @@ namespace deadbolt::cli {
 
 enum class subcommand { run, status, unlock, help, version };
 
-/// Which kind of lock `run` takes (one of --fenced, --fair, --read, --write; default: a reentrant lock).
-enum class lock_mode { plain, fenced, fair, read, write };
+/// Which kind of lock `run` takes (one of --fenced, --fair, --read, --write, --semaphore N; default: a
+/// reentrant lock).
+enum class lock_mode { plain, fenced, fair, read, write, semaphore };
 
 struct options {
   subcommand command = subcommand::help;
@@ -24,6 +25,7 @@ struct options {
   std::optional<std::chrono::milliseconds> watchdog;  ///< --watchdog: the watchdog lease
   std::chrono::milliseconds grace{5000};            ///< --grace: TERM to KILL delay when the lease is lost
   lock_mode mode = lock_mode::plain;
+  std::int64_t permits = 0;                         ///< --semaphore N
   bool json = false;
   bool force = false;
   bool quiet = false;

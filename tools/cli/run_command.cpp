@@ -27,10 +27,12 @@ class runner {
         fenced_(client_.fenced_lock(o.name)),
         fair_(client_.fair_lock(o.name)),
         rw_(client_.read_write_lock(o.name)),
+        semaphore_(client_.expirable_semaphore(o.name)),
         signals_(io_, SIGINT, SIGTERM, SIGHUP),
         children_(io_, SIGCHLD),
         status_timer_(io_),
         lease_timer_(io_),
+        renew_timer_(io_),
         kill_timer_(io_),
         owner_(static_cast<deadbolt::owner_id>(::getpid())) {}
 
@@ -53,6 +55,7 @@ class runner {
     if (!o_.quiet && ::isatty(STDERR_FILENO)) show_status();
     auto acquired = [this](std::error_code ec, std::optional<std::uint64_t> token) { on_acquired(ec, token); };
     const milliseconds wait = o_.wait ? *o_.wait : milliseconds(-1);
+    if (o_.mode == lock_mode::semaphore) return take_permit(wait, acquired);
     if (o_.mode == lock_mode::fenced) {
       fenced_.async_try_lock(owner_, wait, o_.lease, asio::bind_cancellation_slot(cancel_wait_.slot(), acquired));
       return;
@@ -62,6 +65,44 @@ class runner {
                           asio::bind_cancellation_slot(cancel_wait_.slot(), [acquired](std::error_code ec, bool got) {
                             acquired(ec, got ? std::optional<std::uint64_t>(0) : std::nullopt);
                           }));
+    });
+  }
+
+  // --semaphore N: creates the semaphore with N permits if it does not exist, then takes one permit
+  // with the permit lease (kept alive while COMMAND runs: renew_permit).
+  template <typename Acquired>
+  void take_permit(milliseconds wait, Acquired acquired) {
+    semaphore_.async_try_set_permits(o_.permits, [this, wait, acquired](std::error_code ec, bool) {
+      if (ec) return acquired(ec, std::nullopt);
+      semaphore_.async_try_acquire(
+          wait, permit_lease(),
+          asio::bind_cancellation_slot(cancel_wait_.slot(),
+                                       [this, acquired](std::error_code aec, std::optional<deadbolt::permit_id> id) {
+                                         permit_ = id;
+                                         acquired(aec, id ? std::optional<std::uint64_t>(0) : std::nullopt);
+                                       }));
+    });
+  }
+
+  milliseconds permit_lease() const {
+    if (o_.lease.count() > 0) return o_.lease;
+    return o_.watchdog ? *o_.watchdog : milliseconds(30000);
+  }
+
+  // Restarts the permit's lease every third of it; a permit found gone, or not confirmed for a whole
+  // lease, is lost.
+  void renew_permit(clock::time_point confirmed) {
+    renew_timer_.expires_after(permit_lease() / 3);
+    renew_timer_.async_wait([this, confirmed](std::error_code ec) {
+      if (ec || !permit_ || !child_.running()) return;
+      semaphore_.async_update_lease(*permit_, permit_lease(), [this, confirmed](std::error_code uec, bool held) {
+        if (!child_.running()) return;
+        if (!uec && !held) return lease_lost("the permit expired or was taken away");
+        if (uec && clock::now() - confirmed >= permit_lease()) {
+          return lease_lost("its lease could not be renewed: " + uec.message());
+        }
+        renew_permit(uec ? confirmed : clock::now());
+      });
     });
   }
 
@@ -110,6 +151,7 @@ class runner {
     if (interrupted_by_ != 0) return release(128 + interrupted_by_);  // the signal beat the cancellation
     std::vector<std::string> env{"DEADBOLT_LOCK_NAME=" + o_.name};
     if (o_.mode == lock_mode::fenced) env.push_back("DEADBOLT_FENCING_TOKEN=" + std::to_string(*token));
+    if (permit_) env.push_back("DEADBOLT_PERMIT_ID=" + permit_->hex());
     if (auto spawn_error = child_.spawn(o_.argv, env)) {
       std::fprintf(stderr, "deadbolt: cannot run %s: %s\n", o_.argv[0].c_str(), spawn_error.message().c_str());
       return release(127);
@@ -122,6 +164,7 @@ class runner {
     client_.on_lease_lost([this](std::string_view lost_name, deadbolt::owner_id lost_owner) {
       if (lost_name == o_.name && lost_owner == owner_) lease_lost("it was taken away or expired");
     });
+    if (permit_ && o_.lease.count() == 0) renew_permit(clock::now());
     if (o_.lease.count() > 0) {
       // A fixed lease is not renewed: when it runs out, the lock is no longer ours.
       lease_timer_.expires_after(o_.lease);
@@ -165,11 +208,22 @@ class runner {
       if (!child_.reap()) return watch_child();
       kill_timer_.cancel();
       lease_timer_.cancel();
+      renew_timer_.cancel();
       release(lost_ ? exit_lease_lost : child_.exit_status());
     });
   }
 
   void release(int code) {
+    if (permit_) {
+      return semaphore_.async_release(*permit_, [this, code](std::error_code ec) {
+        if (ec == deadbolt::errc::no_such_permit) {
+          if (!lost_) std::fprintf(stderr, "deadbolt: the permit of %s had expired when the command ended\n", o_.name.c_str());
+          return finish(exit_lease_lost);
+        }
+        if (ec) std::fprintf(stderr, "deadbolt: could not release the permit of %s: %s\n", o_.name.c_str(), ec.message().c_str());
+        finish(code);
+      });
+    }
     with_lock([&](auto& lock) {
       lock.async_unlock(owner_, [this, code](std::error_code ec) {
         if (ec == deadbolt::errc::lease_lost || ec == deadbolt::errc::not_owner) {
@@ -188,6 +242,7 @@ class runner {
     exit_code_ = code;
     status_timer_.cancel();
     lease_timer_.cancel();
+    renew_timer_.cancel();
     kill_timer_.cancel();
     signals_.cancel();
     children_.cancel();
@@ -201,10 +256,13 @@ class runner {
   deadbolt::fenced_lock fenced_;
   deadbolt::fair_lock fair_;
   deadbolt::read_write_lock rw_;
+  deadbolt::expirable_semaphore semaphore_;
+  std::optional<deadbolt::permit_id> permit_;
   asio::signal_set signals_;
   asio::signal_set children_;
   asio::steady_timer status_timer_;
   asio::steady_timer lease_timer_;
+  asio::steady_timer renew_timer_;  // --semaphore: the permit's lease
   asio::steady_timer kill_timer_;
   asio::cancellation_signal cancel_wait_;
   deadbolt::owner_id owner_;
