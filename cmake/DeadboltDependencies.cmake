@@ -36,6 +36,13 @@ target_include_directories(deadbolt_asio SYSTEM INTERFACE $<BUILD_INTERFACE:${as
 target_compile_definitions(deadbolt_asio INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED)
 target_link_libraries(deadbolt_asio INTERFACE Threads::Threads)
 
+# A build without exceptions compiles Asio with ASIO_NO_EXCEPTIONS and ASIO_NO_TYPEID (set directory-wide
+# by DeadboltOptions.cmake, so they reach neither the package nor a parent project). Asio's inline and
+# template code in deadbolt's headers must be compiled the same way by consumers: pass them on.
+if(DEADBOLT_NO_EXCEPTIONS)
+  target_compile_definitions(deadbolt_asio INTERFACE ASIO_NO_EXCEPTIONS ASIO_NO_TYPEID)
+endif()
+
 if(DEADBOLT_BUILD_TESTS)
   deadbolt_find_header(DEADBOLT_DOCTEST_DIR doctest/doctest.h "Debian's doctest-dev")
   deadbolt_header_dir(doctest_dir ${DEADBOLT_DOCTEST_DIR} ${DEADBOLT_DOCTEST_DIR}/doctest)

@@ -5,13 +5,6 @@ include(CMakePackageConfigHelpers)
 
 set(DEADBOLT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/deadbolt)
 
-# A build without exceptions compiles Asio with ASIO_NO_EXCEPTIONS and ASIO_NO_TYPEID (set directory-wide
-# by DeadboltOptions.cmake, so they reach neither the package nor a parent project). Asio's inline and
-# template code in deadbolt's headers must be compiled the same way by consumers: pass them on.
-if(DEADBOLT_NO_EXCEPTIONS)
-  target_compile_definitions(deadbolt_asio INTERFACE ASIO_NO_EXCEPTIONS ASIO_NO_TYPEID)
-endif()
-
 install(TARGETS deadbolt deadbolt_resp deadbolt_port deadbolt_asio
   EXPORT deadboltTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -22,6 +15,7 @@ install(DIRECTORY
     ${PROJECT_SOURCE_DIR}/resp/include/
     ${PROJECT_SOURCE_DIR}/ports/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 if(TARGET deadbolt_cli)
   install(TARGETS deadbolt_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()

@@ -14,3 +14,4 @@
 #include "deadbolt/reentrant_lock.hpp"
 #include "deadbolt/semaphore.hpp"
 #include "deadbolt/spin_backoff.hpp"
+#include "deadbolt/version.hpp"

@@ -5,12 +5,9 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "deadbolt/version.hpp"
 #include "exit_codes.hpp"
 #include "options.hpp"
-
-#ifndef DEADBOLT_VERSION
-#define DEADBOLT_VERSION "unknown"
-#endif
 
 int main(int argc, char** argv) {
   using namespace deadbolt::cli;
@@ -26,7 +23,7 @@ int main(int argc, char** argv) {
     case subcommand::run: return run_command(*o);
     case subcommand::status: return status_command(*o);
     case subcommand::unlock: return unlock_command(*o);
-    case subcommand::version: std::printf("deadbolt %s\n", DEADBOLT_VERSION); return exit_ok;
+    case subcommand::version: std::printf("deadbolt %s\n", deadbolt::version()); return exit_ok;
     case subcommand::help: break;
   }
   std::printf("%.*s", static_cast<int>(usage().size()), usage().data());
