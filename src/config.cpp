@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "deadbolt/error.hpp"
+#include "deadbolt/port/resolver.hpp"
 
 namespace deadbolt {
 namespace {
@@ -135,6 +136,11 @@ std::error_code parse_url(std::string_view url, endpoint& out) {
 
 std::error_code config::validate(endpoint& ep) const {
   if (auto ec = parse_url(url, ep)) return ec;
+  if (ep.kind == endpoint::transport::tcp && !port::resolves_host_names()) {
+    std::error_code not_numeric;
+    asio::ip::make_address(ep.host, not_numeric);
+    if (not_numeric) return errc::no_resolver;
+  }
   using std::chrono::milliseconds;
   const bool ok = connect_timeout > milliseconds(0) && command_timeout > milliseconds(0) &&
                   watchdog_timeout >= milliseconds(30) && fair_wait_timeout > milliseconds(0) && reconnect_min > milliseconds(0) &&

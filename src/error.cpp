@@ -31,6 +31,7 @@ class category final : public std::error_category {
       case errc::quorum_not_reached: return "a majority of the red lock's servers could not be locked";
       case errc::invalid_argument: return "invalid argument";
       case errc::no_such_permit: return "no such permit: unknown, already released, or expired";
+      case errc::no_resolver: return "this build cannot resolve host names: use a numeric address or a unix socket";
     }
     return "unknown deadbolt error";
   }

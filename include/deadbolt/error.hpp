@@ -28,6 +28,7 @@ enum class errc {
   quorum_not_reached,   ///< red lock: fewer than n/2 + 1 members held, some of them failing with errors
   invalid_argument,     ///< an argument out of range (e.g. negative permits or lease)
   no_such_permit,       ///< release of a permit that is not held: unknown id, already released, or expired
+  no_resolver,          ///< the URL names a host, but this build resolves none (DEADBOLT_SYSTEM_RESOLVER=OFF)
 };
 
 const std::error_category& deadbolt_category() noexcept;

@@ -88,7 +88,6 @@ connection::connection(asio::any_io_executor ex, endpoint ep, const config& cfg,
       config_(cfg),
       role_(r),
       socket_(ex),
-      resolver_(ex),
       connect_timer_(ex),
       deadline_timer_(ex),
       reconnect_timer_(ex),
@@ -116,7 +115,7 @@ void connection::stop() {
   state_ = state::stopped;
   std::error_code ignored;
   socket_.close(ignored);
-  resolver_.cancel();
+  if (resolver_) resolver_->cancel();
   connect_timer_.cancel();
   deadline_timer_.cancel();
   reconnect_timer_.cancel();
@@ -149,17 +148,29 @@ void connection::connect() {
     connect_next(0);
     return;
   }
-  resolver_.async_resolve(
-      endpoint_.host, std::to_string(endpoint_.port),
-      [self = shared_from_this(), gen](std::error_code ec, asio::ip::tcp::resolver::results_type results) {
-        if (gen != self->generation_) return;
-        if (ec) {
-          self->drop(ec);
-          return;
-        }
-        for (const auto& entry : results) self->candidates_.emplace_back(entry.endpoint());
-        self->connect_next(0);
-      });
+  // A numeric address needs no resolver (and an embedded build may have none).
+  std::error_code not_numeric;
+  const asio::ip::address address = asio::ip::make_address(endpoint_.host, not_numeric);
+  if (!not_numeric) {
+    candidates_.emplace_back(asio::ip::tcp::endpoint(address, endpoint_.port));
+    connect_next(0);
+    return;
+  }
+  if (!resolver_) resolver_ = port::make_host_resolver(executor_);
+  if (!resolver_) {  // config::validate() refuses host names in such a build; kept for safety
+    drop(errc::no_resolver);
+    return;
+  }
+  resolver_->async_resolve(endpoint_.host, endpoint_.port,
+                           [self = shared_from_this(), gen](std::error_code ec, std::vector<asio::ip::tcp::endpoint> found) {
+                             if (gen != self->generation_) return;
+                             if (ec) {
+                               self->drop(ec);
+                               return;
+                             }
+                             for (const auto& entry : found) self->candidates_.emplace_back(entry);
+                             self->connect_next(0);
+                           });
 }
 
 void connection::connect_next(std::size_t index) {
@@ -343,7 +354,7 @@ void connection::drop(std::error_code why) {
   last_error_ = why;
   std::error_code ignored;
   socket_.close(ignored);
-  resolver_.cancel();
+  if (resolver_) resolver_->cancel();
   connect_timer_.cancel();
   pipeline_.set_push_handler(push_, false);
   // Requests already sent may have run: say so, unless the reason says more.

@@ -10,6 +10,7 @@
 
 #include "deadbolt/config.hpp"
 #include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/resolver.hpp"
 #include "deadbolt/resp/read_buffer.hpp"
 #include "detail/handler_memory.hpp"
 #include "detail/pipeline.hpp"
@@ -77,7 +78,7 @@ class connection : public std::enable_shared_from_this<connection> {
   role role_;
   state state_ = state::idle;
   asio::generic::stream_protocol::socket socket_;
-  asio::ip::tcp::resolver resolver_;
+  std::unique_ptr<port::host_resolver> resolver_;  // made on the first host name (none for addresses)
   std::vector<asio::generic::stream_protocol::endpoint> candidates_;
   asio::steady_timer connect_timer_;
   asio::steady_timer deadline_timer_;

@@ -239,6 +239,20 @@ TEST_CASE("config::validate") {
     CHECK(ep.password == "pw");
     CHECK(ep.database == 3);
   }
+  SUBCASE("numeric addresses need no resolver; a host name needs one") {
+    deadbolt::config cfg;
+    endpoint ep;
+    cfg.url = "redis://127.0.0.1:6380";
+    CHECK_FALSE(cfg.validate(ep));
+    cfg.url = "redis://[::1]:6380";
+    CHECK_FALSE(cfg.validate(ep));
+    cfg.url = "redis://localhost:6380";
+#if DEADBOLT_TEST_SYSTEM_RESOLVER
+    CHECK_FALSE(cfg.validate(ep));
+#else
+    CHECK(cfg.validate(ep) == errc::no_resolver);
+#endif
+  }
   SUBCASE("a bad URL is invalid_url, not invalid_config") {
     deadbolt::config cfg;
     cfg.url = "rediss://host";

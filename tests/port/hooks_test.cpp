@@ -61,3 +61,48 @@ TEST_CASE("close_on_exec marks a descriptor") {
   port::close_on_exec(socket.native_handle());
   CHECK((::fcntl(socket.native_handle(), F_GETFD) & FD_CLOEXEC) != 0);
 }
+
+#include <vector>
+
+#include "deadbolt/port/resolver.hpp"
+
+TEST_CASE("host names go through the port's resolver, or there is none") {
+  asio::io_context io;
+#if DEADBOLT_TEST_SYSTEM_RESOLVER
+  REQUIRE(port::resolves_host_names());
+  auto resolver = port::make_host_resolver(io.get_executor());
+  REQUIRE(resolver != nullptr);
+  bool called = false;
+  std::error_code result = asio::error::would_block;
+  std::vector<asio::ip::tcp::endpoint> found;
+  resolver->async_resolve("localhost", 6379, [&](std::error_code ec, std::vector<asio::ip::tcp::endpoint> eps) {
+    called = true;
+    result = ec;
+    found = std::move(eps);
+  });
+  CHECK_FALSE(called);  // never inside the call
+  io.run();
+  REQUIRE(called);
+  CHECK_FALSE(result);
+  REQUIRE_FALSE(found.empty());
+  for (const auto& ep : found) {
+    CHECK(ep.address().is_loopback());
+    CHECK(ep.port() == 6379);
+  }
+
+  // A cancelled resolution still completes, once, with operation_aborted.
+  int completions = 0;
+  io.restart();
+  resolver->async_resolve("localhost", 6379, [&](std::error_code ec, std::vector<asio::ip::tcp::endpoint>) {
+    ++completions;
+    result = ec;
+  });
+  resolver->cancel();
+  io.run();
+  CHECK(completions == 1);
+  CHECK(result == asio::error::operation_aborted);
+#else
+  CHECK_FALSE(port::resolves_host_names());
+  CHECK(port::make_host_resolver(io.get_executor()) == nullptr);
+#endif
+}
