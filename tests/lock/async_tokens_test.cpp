@@ -30,6 +30,8 @@ TEST_CASE("asio::use_future") {
   lock.async_unlock(1, asio::use_future).get();
   // An error arrives as a std::system_error from get().
   std::future<void> bad = lock.async_unlock(1, asio::use_future);
+  bad.wait();
+  io.drain();
   CHECK_THROWS_AS(bad.get(), std::system_error);
 }
 

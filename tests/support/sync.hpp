@@ -3,7 +3,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <ostream>
 #include <system_error>
 #include <thread>
@@ -25,6 +27,22 @@ struct io_thread {
     thread.join();
   }
   asio::any_io_executor executor() { return io.get_executor(); }
+
+  /// Returns once every handler queued before this call has finished on the loop thread (for
+  /// asio::use_future: the loop thread drops its reference to a future's shared state after the value
+  /// is set, in atomics that ThreadSanitizer cannot see inside libstdc++; waiting here orders it).
+  void drain() {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    asio::post(io, [&] {
+      std::lock_guard<std::mutex> hold(m);
+      done = true;
+      cv.notify_one();
+    });
+    std::unique_lock<std::mutex> hold(m);
+    cv.wait(hold, [&] { return done; });
+  }
 };
 
 template <typename T>
