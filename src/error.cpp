@@ -32,6 +32,7 @@ class category final : public std::error_category {
       case errc::invalid_argument: return "invalid argument";
       case errc::no_such_permit: return "no such permit: unknown, already released, or expired";
       case errc::no_resolver: return "this build cannot resolve host names: use a numeric address or a unix socket";
+      case errc::server_busy: return "the server is loading its dataset or busy running a script";
     }
     return "unknown deadbolt error";
   }

@@ -29,6 +29,7 @@ enum class errc {
   invalid_argument,     ///< an argument out of range (e.g. negative permits or lease)
   no_such_permit,       ///< release of a permit that is not held: unknown id, already released, or expired
   no_resolver,          ///< the URL names a host, but this build resolves none (DEADBOLT_SYSTEM_RESOLVER=OFF)
+  server_busy,          ///< the server is loading its dataset or running a script (LOADING, BUSY); waits ride it out
 };
 
 const std::error_category& deadbolt_category() noexcept;

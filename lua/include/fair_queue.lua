@@ -12,7 +12,7 @@ local function drop_expired_waiters(queue, timeouts, now)
 end
 
 -- Takes the lock if it is free and the owner is first in line (everyone behind moves up one
--- waiter timeout), or re-enters it. True if the owner holds it now.
+-- waiter timeout), or re-enters it. The owner's new hold count, or false.
 local function take_or_reenter(lock, queue, timeouts, owner, lease, wait)
   if redis.call('exists', lock) == 0 and
       (redis.call('exists', queue) == 0 or redis.call('lindex', queue, 0) == owner) then
@@ -24,12 +24,12 @@ local function take_or_reenter(lock, queue, timeouts, owner, lease, wait)
     end
     redis.call('hset', lock, owner, 1)
     redis.call('pexpire', lock, lease)
-    return true
+    return 1
   end
   if redis.call('hexists', lock, owner) == 1 then
-    redis.call('hincrby', lock, owner, 1)
+    local count = redis.call('hincrby', lock, owner, 1)
     redis.call('pexpire', lock, lease)
-    return true
+    return count
   end
   return false
 end

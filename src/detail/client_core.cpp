@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "detail/deadline.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/ids.hpp"
@@ -20,6 +21,7 @@ std::error_code server_error_code(std::string_view text) {
   if (starts("WRONGTYPE")) return errc::wrong_type;
   if (starts("NOPERM")) return errc::permission_denied;
   if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
+  if (starts("LOADING") || starts("BUSY ")) return errc::server_busy;  // not BUSYKEY: that one ran
   return errc::server_error;
 }
 
@@ -206,23 +208,71 @@ subscriber& client_core::subscriptions() {
   return *subs;
 }
 
-std::uint32_t client_core::record_acquired(std::string_view name, std::int64_t owner, hold_field field,
-                                           std::int64_t lease_ms, std::int64_t confirmed_ns) {
+bool client_core::lapsed(const hold& h, std::int64_t now_ns) {
+  return !h.watchdog && h.expires_ns != 0 && now_ns >= h.expires_ns;
+}
+
+std::uint32_t client_core::hold_slot(std::string_view name, std::int64_t owner, hold_field field, std::int64_t now_ns) {
   const std::uint32_t i = holds.find_or_insert(name, owner, field);
+  if (i != hold_table::none) return i;
+  // Full: of live holds only. Leases that ended (fixed leases run out, lost ones were reported to
+  // their owners) make room.
+  for (std::uint32_t j = 0; j < holds.capacity(); ++j) {
+    if (holds[j].in_use && (holds[j].lost || lapsed(holds[j], now_ns))) holds.release(j);
+  }
+  return holds.find_or_insert(name, owner, field);
+}
+
+std::uint32_t client_core::record_acquired(std::string_view name, std::int64_t owner, hold_field field,
+                                           std::int64_t lease_ms, std::int64_t sent_ns, std::int64_t server_count) {
+  const std::int64_t now = port::monotonic_ns();
+  const std::uint32_t i = hold_slot(name, owner, field, now);
   if (i == hold_table::none) return i;
   hold& h = holds[i];
-  if (h.lost) {  // a stale hold whose lease was lost: this is a fresh acquisition
+  if (h.lost || lapsed(h, now)) {  // the owner's earlier holds ended: this is a fresh acquisition
     h.count = 0;
     h.watchdog = false;
     h.lost = false;
   }
   ++h.count;
-  const bool watchdog = lease_ms <= 0;
-  h.lease_ms = watchdog ? watchdog_ms() : lease_ms;
-  h.watchdog = h.watchdog || watchdog;
-  h.confirmed_ns = confirmed_ns;
+  h.server = server_count;  // more than count: holds the owner was never told of (see unlock_op)
+  h.uncertain = false;
+  // A hold the watchdog renews stays renewed at its lease, whatever a re-entry asked for.
+  h.watchdog = h.watchdog || lease_ms <= 0;
+  h.lease_ms = h.watchdog ? watchdog_ms() : lease_ms;
+  h.confirmed_ns = sent_ns;
+  h.expires_ns = h.watchdog ? 0 : sent_ns + lease_ms * ms_to_ns;
   if (h.watchdog) arm_renewal();
   return i;
+}
+
+void client_core::note_unknown(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
+                               std::int64_t sent_ns) {
+  const std::int64_t now = port::monotonic_ns();
+  const std::uint32_t i = hold_slot(name, owner, field, now);
+  if (i == hold_table::none) return;  // nothing to remember it in: it ends with its lease
+  hold& h = holds[i];
+  if (h.lost || lapsed(h, now)) {
+    h.count = 0;
+    h.watchdog = false;
+    h.lost = false;
+  }
+  h.uncertain = true;
+  if (h.count == 0) {  // only the unknown acquire itself: not renewed, gone when its lease would end
+    h.watchdog = false;
+    h.lease_ms = lease_ms > 0 ? lease_ms : watchdog_ms();
+    h.expires_ns = sent_ns + h.lease_ms * ms_to_ns;
+  }
+}
+
+void client_core::unlock_failed(std::string_view name, std::int64_t owner, hold_field field) {
+  const std::uint32_t i = holds.find(name, owner, field);
+  if (i == hold_table::none) return;
+  if (holds[i].count > 1 && !holds[i].lost) {
+    lease_lost(i);  // the holds that remain are no longer renewed either: their owner must know
+  } else {
+    holds.release(i);
+  }
 }
 
 void client_core::lease_lost(std::uint32_t index) {

@@ -49,9 +49,18 @@ class client_core : public std::enable_shared_from_this<client_core> {
   void send_and_forget(std::string_view verb, std::string_view key);
   subscriber& subscriptions();
 
-  /// Registers a successful acquisition; none if the table is full.
+  /// Registers a successful acquisition sent at `sent_ns`, after which the server counts
+  /// `server_count` holds of this owner; none if the table is full (of live holds).
   std::uint32_t record_acquired(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
-                                std::int64_t confirmed_ns);
+                                std::int64_t sent_ns, std::int64_t server_count);
+  /// Registers an acquire whose outcome is unknown: the next acquire of it reads the server's count
+  /// first, and the owner's last unlock releases whatever the server still counts.
+  void note_unknown(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
+                    std::int64_t sent_ns);
+  /// An unlock failed: the hold leaves the watchdog (it ends with its lease); holds that remain are lost.
+  void unlock_failed(std::string_view name, std::int64_t owner, hold_field field);
+  /// A hold that is not renewed and whose lease has ended.
+  static bool lapsed(const hold& h, std::int64_t now_ns);
   void lease_lost(std::uint32_t hold_index);
   /// Arms the watchdog's next run: a third of the lease from now, or after `delay_ns` if given.
   void arm_renewal(std::int64_t delay_ns = -1);
@@ -88,6 +97,8 @@ class client_core : public std::enable_shared_from_this<client_core> {
   op_pool<sync_op> sync_ops;  ///< semaphores and latches (src/sync/)
 
  private:
+  /// Finds or inserts, making room from ended leases when the table is full.
+  std::uint32_t hold_slot(std::string_view name, std::int64_t owner, hold_field field, std::int64_t now_ns);
   bool started_ = false;
 };
 

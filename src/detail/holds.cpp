@@ -42,10 +42,13 @@ std::uint32_t hold_table::find_or_insert(std::string_view name, std::int64_t own
   h.owner = owner;
   h.field = field;
   h.count = 0;
+  h.server = 0;
   h.lease_ms = 0;
   h.watchdog = false;
   h.lost = false;
+  h.uncertain = false;
   h.confirmed_ns = 0;
+  h.expires_ns = 0;
   h.in_use = true;
   buckets_[b] = i;
   ++size_;

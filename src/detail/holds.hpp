@@ -19,11 +19,14 @@ struct hold {
   std::string name;
   std::int64_t owner = 0;
   hold_field field = hold_field::plain;
-  std::int64_t count = 0;       ///< our hold count as the server last confirmed it
+  std::int64_t count = 0;       ///< the holds the caller was told it has (acquired, not yet unlocked)
+  std::int64_t server = 0;      ///< the owner's count on the server, as the server last said
   std::int64_t lease_ms = 0;    ///< Redisson's internalLockLeaseTime for this hold
   bool watchdog = false;        ///< renewed every watchdog_timeout / 3
-  bool lost = false;            ///< the lease lapsed or the lock was taken away
+  bool lost = false;            ///< the lease lapsed or the lock was taken away (the owner was told)
+  bool uncertain = false;       ///< `server` is unknown (an acquire whose outcome is unknown)
   std::int64_t confirmed_ns = 0;  ///< when the server last confirmed the lease (monotonic)
+  std::int64_t expires_ns = 0;    ///< not renewed: when the lease ends at the latest (monotonic)
   std::uint32_t generation = 0;   ///< bumps when the slot is released: stale replies are ignored
   bool in_use = false;
 };

@@ -2,16 +2,24 @@
 // comes from the kind's protocol (src/lock/lock_protocol.hpp); what they do with the replies is here:
 //   waiting   try the acquire script; if busy, park on the kind's channel for at most what the script
 //             said (pub/sub is only a hint) and try again when woken; a spin lock backs off on a timer.
+//   counts    the acquire script answers the owner's new count on the server; the hold table keeps
+//             it beside the count the caller was told of. When the table cannot vouch for the
+//             server's count (a lost lease, a fixed lease that ran out, an earlier unknown outcome)
+//             the acquire reads it first. An unlock that leaves the server counting holds the caller
+//             never had (the last of the caller's, or one of a lost lease) releases those too.
 //   ambiguity an acquire whose outcome is unknown (timeout, dropped connection) is never re-run: we
-//             read our own hold count instead (and if it is ours but that took over a renewal
-//             period, restart its lease). A waiter keeps waiting through a connection outage. Unlock
-//             is retried with the same request id; the latch makes the retry idempotent.
+//             read our own hold count instead and compare it with the count before (and if it is
+//             ours but that took over a renewal period, restart its lease). A waiter keeps waiting
+//             through a connection outage, and through LOADING / BUSY replies. Unlock is retried
+//             with the same request id; the latch makes the retry idempotent; one that fails
+//             leaves the watchdog.
 //   giving up a fair-lock waiter that ends without the lock leaves the queue before it completes.
 #include <chrono>
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/client_core.hpp"
+#include "detail/deadline.hpp"
 #include "detail/outcome.hpp"
 #include "detail/script_call.hpp"
 #include "lock/lock_protocol.hpp"
@@ -21,10 +29,13 @@
 namespace deadbolt::detail {
 namespace {
 
-constexpr std::int64_t ms_to_ns = 1'000'000;
 // Queued behind this client's other waiters: the next unlock message wakes one of them, not us.
 constexpr std::int64_t queued_recheck_ms = 5'000;
 constexpr int unlock_attempts = 3;
+// A server loading its dataset or running a long script (LOADING, BUSY) is asked again this often.
+constexpr std::int64_t busy_retry_ms = 250;
+// An unlock that finds holds the caller never had releases at most this many more.
+constexpr int max_surplus_releases = 64;
 
 // Backoff jitter: any cheap per-thread pseudo-random number will do.
 std::uint64_t jitter_random() {
@@ -71,19 +82,27 @@ class acquire_op final : public request, public waiter, public operation {
     owner_ = owner;
     owner_digits_.set(owner);
     requested_lease_ms_ = lease_ms;
-    lease_.set(lease_ms > 0 ? lease_ms : core_.watchdog_ms());
     no_wait_ = wait_ms == 0;
-    queue_wait_.set(wait_ms > 0 ? wait_ms : core_.cfg.fair_wait_timeout.count());
-    deadline_ns_ = wait_ms < 0 ? -1 : port::monotonic_ns() + wait_ms * ms_to_ns;
+    queue_wait_.set(wait_ms > 0 ? std::min(wait_ms, max_lease_ms) : core_.cfg.fair_wait_timeout.count());
+    deadline_ns_ = deadline_after_ms(wait_ms);
     done_ = &done;
     cancelled_ = false;
     waited_ = false;
     queued_ = false;
     proto_->wait_channel(channel_, *names, who());
+    const std::int64_t now = port::monotonic_ns();
     const std::uint32_t held = core_.holds.find(names->name, owner, proto_->field());
-    expected_count_ = (held == hold_table::none || core_.holds[held].lost ? 0 : core_.holds[held].count) + 1;
+    const bool live = held != hold_table::none && !core_.holds[held].lost && !client_core::lapsed(core_.holds[held], now);
+    // A re-entry may extend a watchdog hold's lease, never shorten it (the watchdog renews on its own
+    // schedule: a shorter TTL would let another client in between two renewals).
+    std::int64_t sent_lease = lease_ms > 0 ? lease_ms : core_.watchdog_ms();
+    if (live && core_.holds[held].watchdog) sent_lease = std::max(sent_lease, core_.watchdog_ms());
+    lease_.set(sent_lease);
+    reentry_ = live && core_.holds[held].count > 0;
+    baseline_known_ = held == hold_table::none || (live && !core_.holds[held].uncertain);
+    server_before_ = baseline_known_ && held != hold_table::none ? core_.holds[held].server : 0;
     const bool shares_channel = names->kind == lock_kind::reentrant || names->kind == lock_kind::fenced;
-    if (shares_channel && !no_wait_ && expected_count_ == 1 && core_.subs && core_.subs->has_contenders(channel_)) {
+    if (shares_channel && !no_wait_ && !reentry_ && core_.subs && core_.subs->has_contenders(channel_)) {
       // Others of this client already wait for this lock: queue behind them rather than barge in
       // (the next unlock message wakes them in order; the one woken tries).
       seen_messages_ = core_.subs->messages_on(channel_);
@@ -104,11 +123,19 @@ class acquire_op final : public request, public waiter, public operation {
   }
 
  private:
-  enum class phase { idle, attempt, verify, refresh, fetch_token, give_up, parked, backoff };
+  enum class phase { idle, baseline, attempt, verify, refresh, fetch_token, give_up, parked, backoff };
 
   owner_ref who() const { return {core_.id, owner_digits_.view()}; }
 
-  void attempt() { send_script(phase::attempt); }
+  /// Tries the acquire script; first reads the server's count if the table cannot vouch for it (the
+  /// verify step of an ambiguous attempt compares with it).
+  void attempt() {
+    if (!baseline_known_) {
+      reply_.reset();
+      return submit(phase::baseline);
+    }
+    send_script(phase::attempt);
+  }
 
   // The check found the hold ours, but the script ran at some unknown time since the attempt was sent.
   // After an outage that can be longer ago than the watchdog can bridge (it would count the lease from
@@ -137,6 +164,7 @@ class acquire_op final : public request, public waiter, public operation {
     switch (phase_) {
       case phase::refresh: return proto_->refresh(e, *this, *names_, who(), lease_.view());
       case phase::verify:
+      case phase::baseline:
         e.array(3).bulk("HGET").bulk(names_->name);
         return proto_->owner_field(e, who());
       case phase::fetch_token: e.command("GET", names_->token_key); return;
@@ -151,28 +179,37 @@ class acquire_op final : public request, public waiter, public operation {
                                                                                      : scalar_reply::kind::unexpected;
       return;
     }
-    if (!fenced_ || phase_ != phase::attempt) return reply_.take(n);
-    // {-1, token} when acquired, {pttl, -1} when busy: kept as nil + token, or the TTL.
+    if (phase_ != phase::attempt) return reply_.take(n);
+    // Acquired: {the owner's new count} ({count, token} for the fenced lock), kept as nil + count.
+    // Busy: the wait ahead (a TTL), an integer.
     if (n.depth == 0) {
-      pair_size_ = 0;
-      if (n.type != resp::type::array) reply_.take(n);
+      items_ = 0;
+      server_count_ = 0;
+      token_ = 0;
+      if (n.type == resp::type::null) {  // Redisson's answer, never ours
+        reply_.what = scalar_reply::kind::unexpected;
+        return;
+      }
+      if (n.type != resp::type::array) return reply_.take(n);
+      reply_.what = n.size == (fenced_ ? 2u : 1u) ? scalar_reply::kind::nil : scalar_reply::kind::unexpected;
       return;
     }
     std::int64_t v = 0;
-    if (n.depth != 1 || n.type != resp::type::integer || pair_size_ >= 2 || !parse_int(n.value, v)) {
-      reply_.what = scalar_reply::kind::unexpected;
+    if (n.depth != 1 || n.type != resp::type::integer || !parse_int(n.value, v) || v < 1) {
+      reply_.what = scalar_reply::kind::unexpected;  // only a positive count and token are an acquisition
       return;
     }
-    pair_[pair_size_++] = v;
-    if (pair_size_ == 2) {
-      reply_.what = pair_[0] == -1 ? scalar_reply::kind::nil : scalar_reply::kind::integer;
-      reply_.value = pair_[0];
-      token_ = pair_[0] == -1 ? pair_[1] : 0;
-    }
+    (items_++ == 0 ? server_count_ : token_) = v;
   }
 
   void on_done(std::error_code ec) override {
     if (phase_ == phase::give_up) return finish(outcome_, 0);  // best effort: stale entries expire anyway
+    if (!ec && reply_.what == scalar_reply::kind::error && reply_.error == errc::server_busy) {
+      // Refused before it ran (LOADING, BUSY): a waiter asks again within its wait; a check that
+      // must resolve an ambiguous attempt asks again regardless.
+      const bool resolving = phase_ == phase::verify || phase_ == phase::refresh || phase_ == phase::fetch_token;
+      if (resolving || (!no_wait_ && !cancelled_ && before_deadline())) return retry_later(phase_);
+    }
     if (ec) {
       if (phase_ == phase::attempt && ambiguous(ec)) {
         // The script may have run. Ask instead of running it again (Redisson #7367).
@@ -180,39 +217,49 @@ class acquire_op final : public request, public waiter, public operation {
         reply_.reset();
         return submit(phase::verify);
       }
-      if (waited_ && !cancelled_ && transient(ec) && (deadline_ns_ < 0 || port::monotonic_ns() < deadline_ns_)) {
+      if (waited_ && !cancelled_ && transient(ec) && before_deadline()) {
         // A waiter keeps its place through a connection outage: it asks again (the request waits for
         // the connection to come back) until its own deadline. An ambiguous attempt stays ambiguous:
         // keep asking for the hold count, never re-run the script.
         reply_.reset();
-        if (phase_ == phase::attempt) return attempt();
-        if (phase_ == phase::refresh) return refresh();
-        return submit(phase_);
+        return resume(phase_);
       }
       // A check that could not be made leaves the outcome unknown, whatever broke the connection.
       const bool checking = phase_ == phase::verify || phase_ == phase::refresh || phase_ == phase::fetch_token;
-      return not_acquired(checking && transient(ec) ? make_error_code(errc::outcome_unknown) : ec);
+      if (checking && transient(ec)) return unknown();
+      return not_acquired(ec);
     }
     if (reply_.what == scalar_reply::kind::error) return not_acquired(reply_.error);
+    if (phase_ == phase::baseline) {
+      if (reply_.what != scalar_reply::kind::integer && reply_.what != scalar_reply::kind::nil) {
+        return not_acquired(errc::protocol_error);
+      }
+      server_before_ = reply_.what == scalar_reply::kind::integer ? reply_.value : 0;
+      baseline_known_ = true;
+      return attempt();
+    }
     if (phase_ == phase::fetch_token) {
-      if (reply_.what != scalar_reply::kind::integer) return finish(errc::outcome_unknown, 0);
+      if (reply_.what != scalar_reply::kind::integer || reply_.value < 1) return unknown();
       token_ = reply_.value;
       return acquired();
     }
     if (phase_ == phase::verify) {
       // A check answered with something else than a count leaves the acquire's outcome unknown.
-      if (reply_.what != scalar_reply::kind::integer && reply_.what != scalar_reply::kind::nil) {
-        return not_acquired(errc::outcome_unknown);
-      }
+      if (reply_.what != scalar_reply::kind::integer && reply_.what != scalar_reply::kind::nil) return unknown();
       const std::int64_t count = reply_.what == scalar_reply::kind::integer ? reply_.value : 0;
-      if (count < expected_count_) return busy(0);  // it did not run (or was undone by expiry): try again
+      // Only this owner changes its count (expiry only ever to 0): more than before means it ran.
+      if (count <= server_before_) {
+        server_before_ = count;
+        return busy(0);  // it did not run (or was undone by expiry): try again
+      }
+      server_count_ = count;
       // Ours. If the attempt was sent longer ago than a renewal period, refresh the lease first.
       const std::int64_t lease_ms = requested_lease_ms_ > 0 ? requested_lease_ms_ : core_.watchdog_ms();
       if (port::monotonic_ns() - sent_ns_ >= lease_ms * ms_to_ns / 3) return refresh();
       return owned();
     }
     if (phase_ == phase::refresh) {
-      if (reply_.what != scalar_reply::kind::integer) return finish(errc::outcome_unknown, 0);
+      if (reply_.what != scalar_reply::kind::integer) return unknown();
       if (reply_.value != 1) return busy(0);  // lapsed between the check and the refresh
       return owned();
     }
@@ -233,9 +280,16 @@ class acquire_op final : public request, public waiter, public operation {
     submit(phase::fetch_token);
   }
 
+  /// The outcome stays unknown: the table remembers that, so the next acquire reads the server's count
+  /// first and the owner's last unlock releases whatever the server counts.
+  void unknown() {
+    core_.note_unknown(names_->name, owner_, proto_->field(), requested_lease_ms_, sent_ns_);
+    not_acquired(errc::outcome_unknown);
+  }
+
   void acquired() {
     const std::uint32_t held =
-        core_.record_acquired(names_->name, owner_, proto_->field(), requested_lease_ms_, sent_ns_);
+        core_.record_acquired(names_->name, owner_, proto_->field(), requested_lease_ms_, sent_ns_, server_count_);
     if (held == hold_table::none || cancelled_) {
       // We cannot track it (table full) or nobody wants it any more: give it back.
       release_quietly();
@@ -249,8 +303,7 @@ class acquire_op final : public request, public waiter, public operation {
   void busy(std::int64_t ttl_ms) {
     if (cancelled_) return not_acquired(asio::error::operation_aborted);
     if (no_wait_) return finish({}, 0);
-    const std::int64_t now = port::monotonic_ns();
-    if (deadline_ns_ >= 0 && now >= deadline_ns_) return not_acquired({});
+    if (!before_deadline()) return not_acquired({});
     if (!proto_->waits_on_channel()) {
       if (ttl_ms == 0 || ttl_ms == -2) return attempt();  // just expired or vanished
       return back_off();
@@ -272,20 +325,42 @@ class acquire_op final : public request, public waiter, public operation {
     }
   }
 
+  bool before_deadline() const { return deadline_ns_ < 0 || port::monotonic_ns() < deadline_ns_; }
+
   /// Spin lock: sleeps the next backoff pause (never past the deadline), then tries again.
   void back_off() {
-    std::int64_t wait_ns = next_backoff_ms(names_->backoff, backoff_, jitter_random()) * ms_to_ns;
-    if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - port::monotonic_ns());
+    pause(next_backoff_ms(names_->backoff, backoff_, jitter_random()) * ms_to_ns, phase::attempt);
+  }
+
+  /// Sends the `p` step again after a pause (a waiter's pause never runs past its deadline).
+  void retry_later(phase p) { pause(busy_retry_ms * ms_to_ns, p); }
+
+  void pause(std::int64_t wait_ns, phase next) {
+    if (deadline_ns_ >= 0 && next == phase::attempt) wait_ns = std::min(wait_ns, deadline_ns_ - port::monotonic_ns());
     phase_ = phase::backoff;
+    resume_ = next;
     waited_ = true;
     timer_.expires_after(std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0)));
     // The core owns this op (its pool): keep the core alive until the handler has run.
     timer_.async_wait([this, self = core_.shared_from_this()](std::error_code ec) {
       if (phase_ != phase::backoff) return;
-      if (ec || cancelled_) return finish(asio::error::operation_aborted, 0);
       if (core_.stopped) return finish(errc::shutting_down, 0);
-      attempt();  // busy() ends a spent wait
+      // A cancelled wait ends here; a check of an attempt that may have run goes on to its answer.
+      if ((ec || cancelled_) && (resume_ == phase::attempt || resume_ == phase::baseline)) {
+        return finish(asio::error::operation_aborted, 0);
+      }
+      resume(resume_);  // busy() ends a spent wait
     });
+  }
+
+  void resume(phase p) {
+    reply_.reset();
+    switch (p) {
+      case phase::attempt:
+      case phase::baseline: return attempt();
+      case phase::refresh: return refresh();
+      default: return submit(p);
+    }
   }
 
   void on_wake(wake_reason why) override {
@@ -331,7 +406,10 @@ class acquire_op final : public request, public waiter, public operation {
   decimal now_;         // fair lock: the wall clock when the attempt was sent
   bool no_wait_ = false;
   std::int64_t deadline_ns_ = -1;
-  std::int64_t expected_count_ = 1;
+  bool reentry_ = false;          // the owner already holds it (as far as the table can tell)
+  bool baseline_known_ = true;    // server_before_ is the server's count before our attempt
+  std::int64_t server_before_ = 0;
+  std::int64_t server_count_ = 0;  // the owner's count on the server once acquired
   std::int64_t sent_ns_ = 0;
   completion* done_ = nullptr;
   phase phase_ = phase::idle;
@@ -342,10 +420,10 @@ class acquire_op final : public request, public waiter, public operation {
   std::uint64_t seen_messages_ = 0;  // the channel's message count when the last attempt was sent
   bool fenced_ = false;
   backoff_state backoff_;
-  asio::steady_timer timer_;  // spin lock: the backoff pause
+  asio::steady_timer timer_;  // spin lock: the backoff pause; a pause after LOADING / BUSY
+  phase resume_ = phase::attempt;  // what the pause ends in
   std::int64_t token_ = 0;
-  std::int64_t pair_[2] = {};
-  std::size_t pair_size_ = 0;
+  std::size_t items_ = 0;
   scalar_reply reply_;
 };
 
@@ -363,18 +441,24 @@ class unlock_op final : public request, public operation {
     owner_digits_.set(owner);
     done_ = done;
     attempts_ = 0;
+    surplus_releases_ = 0;
+    outcome_ = {};
     const std::uint32_t held = core_.holds.find(names->name, owner, proto_->field());
     lease_.set(held == hold_table::none ? core_.watchdog_ms() : core_.holds[held].lease_ms);
     latch_ttl_.set(core_.latch_ttl_ms());
-    char id[32];
-    next_request_id(id);
-    latch_.assign(names->latch_prefix).append(":").append(id, sizeof id);
+    new_latch();
     send();
   }
 
   void cancel() override {}  // an unlock runs to its end
 
  private:
+  void new_latch() {
+    char id[32];
+    next_request_id(id);
+    latch_.assign(names_->latch_prefix).append(":").append(id, sizeof id);
+  }
+
   void send() {
     ++attempts_;
     send_script_body = false;
@@ -395,33 +479,57 @@ class unlock_op final : public request, public operation {
     if (ec) {
       // Same request id: if the first attempt ran, the latch answers for it.
       if (ambiguous(ec) && attempts_ < unlock_attempts && !core_.stopped) return send();
-      return finish(ec, 0);
+      // Unknown or failed: either way the hold leaves the watchdog and ends with its lease.
+      core_.unlock_failed(names_->name, owner_, proto_->field());
+      return finish(surplus_releases_ > 0 ? outcome_ : ec, surplus_releases_ > 0 ? 1 : 0);
     }
     const std::uint32_t held = core_.holds.find(names_->name, owner_, proto_->field());
+    const bool lost = held != hold_table::none && core_.holds[held].lost;
     switch (reply_.what) {
-      case scalar_reply::kind::nil: {
-        const bool was_lost = held != hold_table::none && core_.holds[held].lost;
+      case scalar_reply::kind::nil:
         if (held != hold_table::none) core_.holds.release(held);
-        return finish(was_lost ? errc::lease_lost : errc::not_owner, 0);
-      }
+        if (surplus_releases_ > 0) return finish(outcome_, 1);  // gone meanwhile: nothing left to release
+        return finish(lost ? errc::lease_lost : errc::not_owner, 0);
       case scalar_reply::kind::integer:
         if (reply_.value == 1) {
           if (held != hold_table::none) core_.holds.release(held);
           core_.send_and_forget("DEL", latch_);  // the latch has done its job
-          return finish({}, 1);
+          // A hold the owner was told it lost is reported lost, whatever the server still had.
+          return finish(surplus_releases_ > 0 ? outcome_ : lost ? make_error_code(errc::lease_lost) : std::error_code(), 1);
         }
-        // Still held: by us (reentrant), or by other readers after our last read hold.
-        if (held != hold_table::none) {
-          if (core_.holds[held].count > 1) {
-            --core_.holds[held].count;
-          } else if (proto_->field() == hold_field::read) {
-            core_.holds.release(held);
-          }
-        }
-        return finish({}, 0);
+        return still_held(held);
       case scalar_reply::kind::error: return finish(reply_.error, 0);
       default: return finish(errc::protocol_error, 0);
     }
+  }
+
+  /// Still held: by us (reentrant), or by other readers after our last read hold.
+  void still_held(std::uint32_t held) {
+    if (held != hold_table::none && surplus_releases_ == 0) {
+      hold& h = core_.holds[held];
+      if (!h.lost && h.count > 1) {
+        --h.count;
+        --h.server;
+        return finish({}, 0);
+      }
+      if (proto_->field() == hold_field::read) {  // other readers' holds count here too
+        const bool lost = h.lost;
+        core_.holds.release(held);
+        return finish(lost ? errc::lease_lost : std::error_code(), 0);
+      }
+    }
+    if (held == hold_table::none && surplus_releases_ == 0) return finish({}, 0);  // not ours to judge
+    // The caller's last hold (or one it was told it lost), yet the server counts more: holds from an
+    // acquire whose outcome was unknown, or a lease declared lost that was not. Release those too,
+    // each with its own latch, or the lock would outlive its holder.
+    if (surplus_releases_ == 0) outcome_ = core_.holds[held].lost ? make_error_code(errc::lease_lost) : std::error_code();
+    if (++surplus_releases_ > max_surplus_releases) {
+      core_.unlock_failed(names_->name, owner_, proto_->field());
+      return finish(outcome_, 1);
+    }
+    attempts_ = 0;
+    new_latch();
+    send();
   }
 
   void finish(std::error_code ec, std::int64_t value) {
@@ -443,6 +551,8 @@ class unlock_op final : public request, public operation {
   decimal now_;
   std::string latch_;
   int attempts_ = 0;
+  int surplus_releases_ = 0;  // holds released beyond the caller's last one
+  std::error_code outcome_;   // what the caller hears once the surplus is released
   completion* done_ = nullptr;
   scalar_reply reply_;
 };
@@ -563,6 +673,10 @@ op_ref start_connect(client_core& core, completion& done) {
 op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
                      std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
   if (refuse(core, done)) return {};
+  if (!valid_lease_ms(lease_ms)) {  // checked before anything is written (lua/include/lease_guard.lua)
+    core.complete_later(done, errc::invalid_argument);
+    return {};
+  }
   acquire_op* op = core.acquire_ops.take(core);
   const op_ref ref = op->ref();
   op->start(names, owner, wait_ms, lease_ms, done);

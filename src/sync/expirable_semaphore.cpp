@@ -1,9 +1,11 @@
 // The permit-expirable semaphore (Redisson RPermitExpirableSemaphore, PROTOCOL.md §9), in one place:
 //   keys      the bare name (STRING: available permits), {name}:timeout (ZSET: member = the permit
 //             id's 16 raw bytes, score = expiry in client wall-clock ms, or NONEXP 922337203685477),
-//             channel redisson_sc:{name} (message: the new available count)
+//             channel redisson_sc:{name} (message: the new available count; add publishes the
+//             change, only when positive)
 //   scripts   lua/permit_acquire.lua (reclaims expired permits first), permit_release.lua,
-//             permit_update_lease.lua, permit_available.lua; try_set and add are the semaphore's
+//             permit_update_lease.lua, permit_available.lua, permit_add.lua (add, sent through the
+//             semaphore's spec); try_set is the semaphore's
 //   waiting   try; if none is free the script returns the earliest expiry among the held permits:
 //             park on the channel (wake_policy::count) until then (at most sync_op::recheck_ms),
 //             and try again: the expired permit is reclaimed by that attempt.

@@ -57,8 +57,12 @@ const sync_spec try_set_spec{
     [](sync_op& op, resp::encoder& e) { encode_with_channel(op, e, scripts::semaphore_try_set); },
     value_or_zero, negative_n};
 
+// The permit-expirable semaphore publishes its change differently (lua/permit_add.lua).
 const sync_spec add_spec{
-    [](sync_op& op, resp::encoder& e) { encode_with_channel(op, e, scripts::semaphore_add); }, value_or_zero};
+    [](sync_op& op, resp::encoder& e) {
+      encode_with_channel(op, e, op.names->kind == sync_kind::expirable ? scripts::permit_add : scripts::semaphore_add);
+    },
+    value_or_zero};
 
 const sync_spec drain_spec{
     [](sync_op& op, resp::encoder& e) {

@@ -5,13 +5,12 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
+#include "detail/deadline.hpp"
 #include "detail/keys.hpp"
 #include "detail/outcome.hpp"
 
 namespace deadbolt::detail {
 namespace {
-
-constexpr std::int64_t ms_to_ns = 1'000'000;
 
 const sync_spec* spec_for(sync_call call) {
   if (const sync_spec* s = semaphore_spec(call)) return s;
@@ -45,13 +44,16 @@ void sync_op::start(const std::shared_ptr<const sync_names>& n, const sync_spec&
   done_id_ = done_id;
   cancelled_ = false;
   waited_ = false;
-  deadline_ns_ = a.wait_ms < 0 ? -1 : port::monotonic_ns() + a.wait_ms * ms_to_ns;
+  deadline_ns_ = deadline_after_ms(a.wait_ms);
   send(spec, phase::call);
 }
 
 void sync_op::cancel() {
   if (phase_ == phase::parked) {
     core.subscriptions().cancel(*this);
+  } else if (phase_ == phase::paused) {
+    cancelled_ = true;
+    timer_.cancel();
   } else {
     cancelled_ = true;  // acted on when the reply comes
   }
@@ -83,7 +85,15 @@ void sync_op::on_done(std::error_code ec) {
     }
     return finish(phase_ == phase::verify && transient(ec) ? make_error_code(errc::outcome_unknown) : ec, 0);
   }
-  if (reply.what == scalar_reply::kind::error) return finish(reply.error, 0);
+  if (reply.what == scalar_reply::kind::error) {
+    // Refused before it ran (LOADING, BUSY): a wait asks again within its deadline; a check of a call
+    // that may have run asks again regardless.
+    if (reply.error == errc::server_busy &&
+        (phase_ == phase::verify || (args.wait_ms != 0 && !cancelled_ && before_deadline()))) {
+      return retry_later();
+    }
+    return finish(reply.error, 0);
+  }
   if (reply.what == scalar_reply::kind::unexpected || reply.what == scalar_reply::kind::none) {
     return finish(errc::protocol_error, 0);
   }
@@ -118,6 +128,21 @@ void sync_op::park(std::int64_t wait_ms) {
                                           seen_messages_)) {
     finish(ec, 0);
   }
+}
+
+void sync_op::retry_later() {
+  resume_spec_ = current_;
+  resume_phase_ = phase_;
+  phase_ = phase::paused;
+  waited_ = true;
+  timer_.expires_after(std::chrono::milliseconds(busy_retry_ms));
+  // The core owns this op (its pool): keep the core alive until the handler has run.
+  timer_.async_wait([this, self = core.shared_from_this()](std::error_code ec) {
+    if (phase_ != phase::paused) return;
+    if (core.stopped) return finish(errc::shutting_down, 0);
+    if ((ec || cancelled_) && resume_phase_ == phase::call) return finish(asio::error::operation_aborted, 0);
+    send(*resume_spec_, resume_phase_);  // judged() ends a spent wait
+  });
 }
 
 void sync_op::on_wake(wake_reason why) {
@@ -162,7 +187,8 @@ std::shared_ptr<const sync_names> make_sync_names(std::string_view name, sync_ki
 op_ref start_sync(client_core& core, const std::shared_ptr<const sync_names>& names, sync_call call,
                   const sync_args& args, completion& done) {
   const sync_spec* spec = spec_for(call);
-  if (refuse(core, &done, nullptr, spec == nullptr ? make_error_code(errc::invalid_argument) : std::error_code())) {
+  const bool bad = spec == nullptr || !valid_lease_ms(args.lease_ms);
+  if (refuse(core, &done, nullptr, bad ? make_error_code(errc::invalid_argument) : std::error_code())) {
     return {};
   }
   verdict v;
@@ -182,6 +208,7 @@ op_ref start_permit_acquire(client_core& core, const std::shared_ptr<const sync_
   verdict v;
   std::error_code ec;
   if (spec->shortcut != nullptr && spec->shortcut(args, v)) ec = v.ec;
+  if (!valid_lease_ms(args.lease_ms)) ec = errc::invalid_argument;
   if (refuse(core, nullptr, &done, ec)) return {};
   sync_args a = args;
   std::array<unsigned char, 16> bytes{};

@@ -74,7 +74,10 @@ class sync_op final : public request, public waiter, public operation {
   /// A wait with nothing to bound it re-checks this often.
   static constexpr std::int64_t recheck_ms = 5'000;
 
-  explicit sync_op(client_core& core) : core(core) {}
+  /// A server loading its dataset or running a script (LOADING, BUSY) is asked again this often.
+  static constexpr std::int64_t busy_retry_ms = 250;
+
+  explicit sync_op(client_core& core) : core(core), timer_(core.executor) {}
 
   /// Exactly one of done / done_id is non-null, or neither (an undo nobody waits for).
   void start(const std::shared_ptr<const sync_names>& names, const sync_spec& spec, const sync_args& args,
@@ -89,7 +92,7 @@ class sync_op final : public request, public waiter, public operation {
   std::int64_t now_ms = 0;  ///< the client's wall clock when the current call was sent
 
  private:
-  enum class phase { idle, call, verify, parked };
+  enum class phase { idle, call, verify, parked, paused };
 
   void send(const sync_spec& spec, phase p);
   void encode(resp::encoder& e) override { current_->encode(*this, e); }
@@ -98,6 +101,7 @@ class sync_op final : public request, public waiter, public operation {
   void on_wake(wake_reason why) override;
   void judged(const verdict& v);
   void park(std::int64_t wait_ms);
+  void retry_later();
   bool before_deadline() const;
   void finish(std::error_code ec, std::int64_t value);
 
@@ -110,6 +114,9 @@ class sync_op final : public request, public waiter, public operation {
   bool cancelled_ = false;
   bool waited_ = false;
   std::uint64_t seen_messages_ = 0;
+  asio::steady_timer timer_;  // the pause after LOADING / BUSY
+  const sync_spec* resume_spec_ = nullptr;
+  phase resume_phase_ = phase::call;
 };
 
 }  // namespace deadbolt::detail

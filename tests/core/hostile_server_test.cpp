@@ -59,7 +59,7 @@ answer normal(const command& c) {
   if (c.is("HELLO")) return reply("%1\r\n+server\r\n+fake\r\n");
   if (c.is("CLIENT") || c.is("SELECT") || c.is("AUTH")) return reply("+OK\r\n");
   if (c.is("PING")) return reply("+PONG\r\n");
-  if (c.script(1)) return reply("_\r\n");   // acquire: nil = acquired
+  if (c.script(1)) return reply("*1\r\n:1\r\n");  // acquire: {new hold count} = acquired
   if (c.script(3)) return reply(":1\r\n");  // unlock: fully released
   if (c.script(2)) return reply(":1\r\n");  // force unlock: deleted
   if (c.is("HGET")) return reply("_\r\n");
@@ -434,7 +434,8 @@ TEST_CASE("error replies map to error codes; the connection stays usable") {
   };
   const error_reply errors[] = {
       {"-ERR something broke\r\n", errc::server_error},
-      {"-BUSY Redis is busy running a script\r\n", errc::server_error},
+      {"-BUSY Redis is busy running a script\r\n", errc::server_busy},  // a single attempt reports it
+      {"-LOADING Redis is loading the dataset in memory\r\n", errc::server_busy},
       {"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", errc::wrong_type},
       {"-NOPERM this user has no permissions to run the 'evalsha' command\r\n", errc::permission_denied},
       {"-NOAUTH Authentication required.\r\n", errc::auth_failed},
@@ -461,6 +462,24 @@ TEST_CASE("error replies map to error codes; the connection stays usable") {
     CHECK(again.value);
     CHECK(server.connections() == 1);
   }
+}
+
+TEST_CASE("LOADING and BUSY replies: a waiter asks again within its wait, never re-running a script that ran") {
+  deadbolt::test::io_thread io;
+  int acquires = 0;
+  fake_server server(io.executor(), [&](const command& c) {
+    if (c.script(1) && ++acquires <= 2) return reply("-LOADING Redis is loading the dataset in memory\r\n");
+    if (c.script(1) && acquires == 3) return reply("-BUSY Redis is busy running a script\r\n");
+    return normal(c);
+  });
+  deadbolt::client client(io.executor(), config_for(server));
+  auto lock = client.lock("loading");
+  const auto r = call<bool>([&](auto cb) { lock.async_try_lock(1, std::chrono::seconds(10), std::chrono::milliseconds(0), cb); }, limit);
+  CHECK_FALSE(r.ec);
+  CHECK(r.value);
+  CHECK(acquires == 4);
+  CHECK(server.commands("HGET").empty());  // refused, not ambiguous: nothing to check
+  CHECK(server.connections() == 1);
 }
 
 TEST_CASE("NOSCRIPT: the acquire is resent as EVAL with the script body") {
@@ -614,7 +633,7 @@ TEST_CASE("hostile handshakes") {
     deadbolt::test::io_thread io;
     fake_server server(io.executor(), [&](const command& c) {
       if (c.is("HELLO")) return reply("-ERR unknown command 'HELLO', with args beginning with: '3'\r\n");
-      if (c.script(1)) return reply("$-1\r\n");
+      if (c.script(1)) return reply("*1\r\n:1\r\n");
       return normal(c);
     });
     deadbolt::client client(io.executor(), config_for(server));
@@ -647,7 +666,7 @@ TEST_CASE("replies nobody asked for") {
   SUBCASE("an extra reply after the last one: protocol error, the connection is replaced") {
     deadbolt::test::io_thread io;
     fake_server server(io.executor(), [&](const command& c) {
-      if (c.script(1) && c.connection == 1) return reply("_\r\n+surprise\r\n");
+      if (c.script(1) && c.connection == 1) return reply("*1\r\n:1\r\n+surprise\r\n");
       return normal(c);
     });
     deadbolt::client client(io.executor(), config_for(server));
@@ -666,7 +685,7 @@ TEST_CASE("replies nobody asked for") {
   SUBCASE("RESP3 pushes on the command connection are not taken for replies") {
     deadbolt::test::io_thread io;
     fake_server server(io.executor(), [&](const command& c) {
-      if (c.script(1)) return reply(">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nkey\r\n_\r\n>3\r\n+message\r\n+ch\r\n+0\r\n");
+      if (c.script(1)) return reply(">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nkey\r\n>3\r\n+message\r\n+ch\r\n+0\r\n*1\r\n:1\r\n");
       return normal(c);
     });
     deadbolt::client client(io.executor(), config_for(server));

@@ -31,6 +31,7 @@
 #include "deadbolt/deadbolt.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
+#include "support/tcp_proxy.hpp"
 
 extern char** environ;
 
@@ -40,6 +41,7 @@ using deadbolt::test::call;
 using deadbolt::test::none;
 using deadbolt::test::outcome;
 using clock_type = std::chrono::steady_clock;
+using deadbolt::test::tcp_proxy;
 
 namespace {
 
@@ -234,106 +236,6 @@ class holder_process {
  private:
   pid_t pid_ = -1;
   int out_ = -1;
-};
-
-// ---- a link that can be cut for one client only ----------------------------------------------------
-
-/// A TCP forwarder to the server on its own thread. freeze() stops it forwarding in either direction
-/// (connections stay open, bytes stay where they are): a network partition for the clients behind it.
-class tcp_proxy {
- public:
-  explicit tcp_proxy(std::uint16_t target) : target_(target) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(listener_ >= 0);
-    sockaddr_in addr = loopback(0);
-    socklen_t len = sizeof addr;
-    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(listener_, 16) == 0);
-    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { run(); });
-  }
-  ~tcp_proxy() {
-    stop_ = true;
-    thread_.join();
-    for (const auto& l : links_) {
-      ::close(l.first);
-      ::close(l.second);
-    }
-    ::close(listener_);
-  }
-  tcp_proxy(const tcp_proxy&) = delete;
-  tcp_proxy& operator=(const tcp_proxy&) = delete;
-
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
-  void freeze() { frozen_ = true; }
-
- private:
-  static sockaddr_in loopback(std::uint16_t port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return addr;
-  }
-
-  void run() {
-    std::vector<pollfd> fds;
-    while (!stop_) {
-      fds.assign(1, pollfd{listener_, POLLIN, 0});
-      if (!frozen_) {
-        for (const auto& l : links_) {
-          fds.push_back({l.first, POLLIN, 0});
-          fds.push_back({l.second, POLLIN, 0});
-        }
-      }
-      if (::poll(fds.data(), fds.size(), 10) <= 0) continue;
-      if (fds[0].revents & POLLIN) accept_one();
-      for (std::size_t i = 1; i < fds.size(); ++i) {
-        if (fds[i].revents == 0) continue;
-        const std::size_t link = (i - 1) / 2;
-        const int from = fds[i].fd;
-        const int to = from == links_[link].first ? links_[link].second : links_[link].first;
-        if (!forward(from, to)) {  // closed: close the other side too, and forget the link
-          ::close(links_[link].first);
-          ::close(links_[link].second);
-          links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(link));
-          break;  // indices moved: poll again
-        }
-      }
-    }
-  }
-  void accept_one() {
-    const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) return;
-    const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const sockaddr_in addr = loopback(target_);
-    if (server < 0 || ::connect(server, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(client);
-      if (server >= 0) ::close(server);
-      return;
-    }
-    links_.emplace_back(client, server);
-  }
-  static bool forward(int from, int to) {
-    char buf[16384];
-    const ssize_t n = ::read(from, buf, sizeof buf);
-    if (n <= 0) return false;
-    for (ssize_t done = 0; done < n;) {
-      const ssize_t w = ::send(to, buf + done, static_cast<std::size_t>(n - done), MSG_NOSIGNAL);
-      if (w <= 0) return false;
-      done += w;
-    }
-    return true;
-  }
-
-  std::uint16_t target_;
-  std::uint16_t port_ = 0;
-  int listener_ = -1;
-  std::vector<std::pair<int, int>> links_;  // (client side, server side); the proxy thread's own
-  std::atomic<bool> frozen_{false};
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
 };
 
 }  // namespace
