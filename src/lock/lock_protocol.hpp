@@ -48,8 +48,8 @@ class lock_protocol {
   /// Writes the owner's hash field as one bulk string.
   void owner_field(resp::encoder& e, const owner_ref& who) const;
 
-  /// The acquire attempt. Its reply: nil when acquired, else the wait ahead in ms (a TTL); the fenced
-  /// lock's is the pair {-1, token} / {ttl, -1}.
+  /// The acquire attempt. Its reply: {the owner's new hold count} when acquired ({count, token} for
+  /// the fenced lock), else the wait ahead in ms (a TTL, an integer).
   virtual void acquire(resp::encoder& e, request& r, const lock_names& n, const acquire_call& c) const = 0;
   /// Releases one hold. Reply: nil (not the owner), 0 (still held) or 1 (released).
   virtual void unlock(resp::encoder& e, request& r, const lock_names& n, const unlock_call& c) const = 0;

@@ -4,7 +4,8 @@
 //             unlock latch redisson_unlock_latch:{name}:<request id>
 //   scripts   lua/lock_acquire.lua, lua/lock_unlock.lua, lua/lock_force_unlock.lua (+ lock_renew.lua)
 //   fenced    acquired by lua/fenced_acquire.lua, which also INCRs the token counter
-//             redisson_lock_token:{name} (no TTL, never deleted) and returns {-1, token} or {pttl, -1}
+//             redisson_lock_token:{name} (no TTL; only a Java delete() removes it) and returns
+//             {count, token} or the holder's pttl
 //   spin      the same hash and acquire script, but no channel: lua/spin_unlock.lua releases without
 //             publishing, force unlock is a plain DEL, and a waiter backs off on a timer (spin_backoff)
 //   waiting   park on the channel for at most the holder's TTL (pub/sub is only a hint), try again.

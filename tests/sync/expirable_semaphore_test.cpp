@@ -174,3 +174,29 @@ TEST_CASE("blocking_expirable_semaphore") {
   CHECK(ec == errc::no_such_permit);
   CHECK(s.available_permits(ec) == 1);
 }
+
+TEST_CASE("add_permits publishes what Redisson does: the change, and only when permits were added") {
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  deadbolt::client c(io.executor(), config_for(redis));
+  const std::string name = unique_name("exp-add");
+  const std::string channel = "redisson_sc:{" + name + "}";
+  auto sem = c.expirable_semaphore(name);
+  REQUIRE(call<bool>([&](auto cb) { sem.async_try_set_permits(5, cb); }).value);
+  // A listener on the channel for a while (redis-cli prints each message as three lines).
+  auto listened = std::async(std::launch::async, [&] {
+    return redis.cli("--no-raw subscribe '" + channel + "' & sleep 1.5; kill $! 2>/dev/null; wait");
+  });
+  REQUIRE(deadbolt::test::subscribers_reach(redis, channel, 1));
+  CHECK_FALSE(call<std::int64_t>([&](auto cb) { sem.async_add_permits(3, cb); }).ec);
+  CHECK_FALSE(call<std::int64_t>([&](auto cb) { sem.async_add_permits(-2, cb); }).ec);
+  CHECK_FALSE(call<std::int64_t>([&](auto cb) { sem.async_add_permits(1, cb); }).ec);
+  CHECK(redis.cli("get " + name) == "7");
+  const std::string out = listened.get();
+  INFO("listener: " << out);
+  CHECK(out.find("\"message\"") != std::string::npos);
+  CHECK(out.find("\"3\"") != std::string::npos);
+  CHECK(out.find("\"1\"") != std::string::npos);
+  CHECK(out.find("\"-2\"") == std::string::npos);  // never a negative payload
+  CHECK(out.find("\"8\"") == std::string::npos);   // never the total
+}
