@@ -31,7 +31,7 @@ class client {
   /// is reported by config_error() and by every operation.
   client(executor_type ex, const config& cfg = {})
       : executor_(std::move(ex)), core_(detail::make_client_core(executor_, cfg)) {}
-  /// Closes the connections; operations still running complete with errc::shutting_down.
+  /// Shuts the client down, as shutdown().
   ~client() {
     if (core_) asio::dispatch(executor_, [core = core_] { detail::shutdown(*core); });
   }
@@ -93,8 +93,13 @@ class client {
     return deadbolt::count_down_latch(core_, executor_, name);
   }
 
-  /// Closes the connections now (the destructor does too); operations still running complete with
-  /// errc::shutting_down. Lets an io_context whose only work is this client return from run().
+  /// Shuts the client down (the destructor does too): no new operation starts, and running ones
+  /// complete with errc::shutting_down (a waiting fair-lock owner leaves the queue first). What was
+  /// already decided is still sent before the connections close: unlocks called before shutdown(),
+  /// the release of a lock an acquire got after it was cancelled, a semaphore permit given back,
+  /// leaving a fair queue; for at most config::command_timeout, and only while the server answers.
+  /// Locks still held are not released: they end with their lease (the watchdog stops). Lets an
+  /// io_context whose only work is this client return from run() once that is done.
   void shutdown() {
     asio::dispatch(executor_, [core = core_] { detail::shutdown(*core); });
   }

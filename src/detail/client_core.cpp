@@ -165,7 +165,8 @@ client_core::client_core(const asio::any_io_executor& ex, const config& c)
       config_error(c.validate(ep)),
       id(random_uuid()),
       holds(config_error ? 1 : c.max_held_locks),
-      renewal_timer(ex) {
+      renewal_timer(ex),
+      drain_timer(ex) {
   if (config_error) return;
   commands = std::make_shared<connection>(ex, ep, cfg, connection::role::command);
 }
@@ -181,8 +182,8 @@ std::int64_t client_core::latch_ttl_ms() const {
 }
 
 void client_core::submit(request& r) {
-  if (stopped || !commands) {
-    const std::error_code ec = stopped ? errc::shutting_down : config_error;
+  if (closed_ || !commands) {
+    const std::error_code ec = closed_ ? errc::shutting_down : config_error;
     asio::post(executor, [self = shared_from_this(), &r, ec] { r.on_done(ec); });
     return;
   }
@@ -298,10 +299,30 @@ void client_core::arm_renewal(std::int64_t delay_ns) {
   });
 }
 
+void client_core::close() {
+  if (closed_) return;
+  closed_ = true;
+  drain_timer.cancel();
+  if (subs) subs->stop();
+  if (commands) commands->stop();
+}
+
+void client_core::drain(std::int64_t until_ns) {
+  if (closed_) return;
+  // Only a working connection can deliver: a server that is down or silent is not waited for.
+  if (!started_ || !commands || !commands->ready() || commands->idle() || port::monotonic_ns() >= until_ns) {
+    return close();
+  }
+  drain_timer.expires_after(std::chrono::milliseconds(5));
+  drain_timer.async_wait([self = shared_from_this(), until_ns](std::error_code ec) {
+    if (!ec) self->drain(until_ns);
+  });
+}
+
 void client_core::send_renewals() {
   // A few batches at a time: 10,000 held locks must not turn into one 700 KB write that keeps the
   // server busy for tens of milliseconds and the output buffer large ever after.
-  while (renewals_in_flight < max_renewals_in_flight && !renewals_waiting.empty()) {
+  while (!stopped && renewals_in_flight < max_renewals_in_flight && !renewals_waiting.empty()) {
     renew_batch* batch = renewals_waiting.front();
     renewals_waiting.pop_front();
     if (batch->send()) {
@@ -363,8 +384,13 @@ void shutdown(client_core& core) {
   if (core.stopped) return;
   core.stopped = true;
   core.renewal_timer.cancel();
+  // Parked waiters wake with shutting_down now (a fair waiter leaves its queue on the way out);
+  // whatever they and the running operations still send goes out before the connection closes.
   if (core.subs) core.subs->stop();
-  if (core.commands) core.commands->stop();
+  const std::int64_t limit_ns = std::chrono::nanoseconds(core.cfg.command_timeout).count();
+  asio::post(core.executor, [self = core.shared_from_this(), until = port::monotonic_ns() + limit_ns] {
+    self->drain(until);
+  });
 }
 
 std::error_code config_error(const client_core& core) { return core.config_error; }

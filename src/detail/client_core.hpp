@@ -76,7 +76,15 @@ class client_core : public std::enable_shared_from_this<client_core> {
   std::error_code config_error;
   std::string id;                  ///< client UUID
   std::string_view publish_command = "publish";
+  /// shutdown() was called: no new operation starts, and running ones end at their next step. The
+  /// command connection stays open (if it is up) until what they already decided to send (releases,
+  /// unlocks, leaving a fair queue) has been answered, at most config::command_timeout.
   bool stopped = false;
+  bool closed() const { return closed_; }
+  /// Closes the connections: every request still queued fails with errc::shutting_down.
+  void close();
+  /// Polls until the command connection has nothing queued or in flight, then closes.
+  void drain(std::int64_t until_ns);
 
   std::shared_ptr<connection> commands;
   std::shared_ptr<subscriber> subs;
@@ -85,6 +93,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
 
   asio::steady_timer renewal_timer;
   bool renewal_armed = false;
+  asio::steady_timer drain_timer;
 
   op_pool<acquire_op> acquire_ops;
   op_pool<unlock_op> unlock_ops;
@@ -97,6 +106,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
   op_pool<sync_op> sync_ops;  ///< semaphores and latches (src/sync/)
 
  private:
+  bool closed_ = false;
   /// Finds or inserts, making room from ended leases when the table is full.
   std::uint32_t hold_slot(std::string_view name, std::int64_t owner, hold_field field, std::int64_t now_ns);
   bool started_ = false;

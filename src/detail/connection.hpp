@@ -43,6 +43,8 @@ class connection : public std::enable_shared_from_this<connection> {
   void submit(request& r);
 
   bool ready() const noexcept { return state_ == state::ready; }
+  /// Nothing queued and nothing awaiting a reply.
+  bool idle() const noexcept { return pipeline_.idle(); }
   /// Why the last connection attempt failed or the last connection dropped (empty when none did).
   std::error_code last_error() const noexcept { return last_error_; }
   const endpoint& where() const noexcept { return endpoint_; }

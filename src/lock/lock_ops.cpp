@@ -217,7 +217,7 @@ class acquire_op final : public request, public waiter, public operation {
         reply_.reset();
         return submit(phase::verify);
       }
-      if (waited_ && !cancelled_ && transient(ec) && before_deadline()) {
+      if (waited_ && !cancelled_ && !core_.stopped && transient(ec) && before_deadline()) {
         // A waiter keeps its place through a connection outage: it asks again (the request waits for
         // the connection to come back) until its own deadline. An ambiguous attempt stays ambiguous:
         // keep asking for the hold count, never re-run the script.
@@ -290,18 +290,19 @@ class acquire_op final : public request, public waiter, public operation {
   void acquired() {
     const std::uint32_t held =
         core_.record_acquired(names_->name, owner_, proto_->field(), requested_lease_ms_, sent_ns_, server_count_);
-    if (held == hold_table::none || cancelled_) {
-      // We cannot track it (table full) or nobody wants it any more: give it back.
+    if (held == hold_table::none || cancelled_ || core_.stopped) {
+      // We cannot track it (table full) or nobody wants it any more: give it back (shutdown sends it
+      // before it closes the connection).
       release_quietly();
-      return finish(held == hold_table::none ? make_error_code(errc::held_table_full)
-                                             : make_error_code(asio::error::operation_aborted),
-                    0);
+      if (held == hold_table::none) return finish(errc::held_table_full, 0);
+      return finish(core_.stopped ? make_error_code(errc::shutting_down) : make_error_code(asio::error::operation_aborted), 0);
     }
     finish({}, fenced_ ? token_ : 1);
   }
 
   void busy(std::int64_t ttl_ms) {
     if (cancelled_) return not_acquired(asio::error::operation_aborted);
+    if (core_.stopped) return not_acquired(errc::shutting_down);
     if (no_wait_) return finish({}, 0);
     if (!before_deadline()) return not_acquired({});
     if (!proto_->waits_on_channel()) {
@@ -344,11 +345,10 @@ class acquire_op final : public request, public waiter, public operation {
     // The core owns this op (its pool): keep the core alive until the handler has run.
     timer_.async_wait([this, self = core_.shared_from_this()](std::error_code ec) {
       if (phase_ != phase::backoff) return;
-      if (core_.stopped) return finish(errc::shutting_down, 0);
+      const bool waiting = resume_ == phase::attempt || resume_ == phase::baseline;
+      if (core_.stopped && waiting) return not_acquired(errc::shutting_down);
       // A cancelled wait ends here; a check of an attempt that may have run goes on to its answer.
-      if ((ec || cancelled_) && (resume_ == phase::attempt || resume_ == phase::baseline)) {
-        return finish(asio::error::operation_aborted, 0);
-      }
+      if ((ec || cancelled_) && waiting) return not_acquired(asio::error::operation_aborted);
       resume(resume_);  // busy() ends a spent wait
     });
   }
@@ -365,7 +365,7 @@ class acquire_op final : public request, public waiter, public operation {
 
   void on_wake(wake_reason why) override {
     switch (why) {
-      case wake_reason::shutdown: return finish(errc::shutting_down, 0);
+      case wake_reason::shutdown: return not_acquired(errc::shutting_down);  // leaves a fair queue first
       case wake_reason::cancelled: return not_acquired(asio::error::operation_aborted);
       default: return attempt();  // message, timeout or resubscription: re-check (busy() ends a spent wait)
     }
@@ -375,7 +375,7 @@ class acquire_op final : public request, public waiter, public operation {
 
   /// Ends without the lock (`ec` empty: the wait ran out). A fair-lock waiter leaves the queue first.
   void not_acquired(std::error_code ec) {
-    if (!queued_ || core_.stopped) return finish(ec, 0);
+    if (!queued_ || core_.closed()) return finish(ec, 0);
     outcome_ = ec;
     queued_ = false;
     if (contending && core_.subs) core_.subs->withdraw(*this);
@@ -478,7 +478,7 @@ class unlock_op final : public request, public operation {
   void on_done(std::error_code ec) override {
     if (ec) {
       // Same request id: if the first attempt ran, the latch answers for it.
-      if (ambiguous(ec) && attempts_ < unlock_attempts && !core_.stopped) return send();
+      if (ambiguous(ec) && attempts_ < unlock_attempts && !core_.closed()) return send();
       // Unknown or failed: either way the hold leaves the watchdog and ends with its lease.
       core_.unlock_failed(names_->name, owner_, proto_->field());
       return finish(surplus_releases_ > 0 ? outcome_ : ec, surplus_releases_ > 0 ? 1 : 0);

@@ -105,14 +105,15 @@ void sync_op::judged(const verdict& v) {
     case verdict::kind::fail: return finish(v.ec, 0);
     case verdict::kind::retry: return send(*spec_, phase::call);
     case verdict::kind::done:
-      if (cancelled_ && spec_->undo != nullptr && v.value != 0) {
-        // Taken, but nobody wants it any more: give it back.
+      if ((cancelled_ || core.stopped) && spec_->undo != nullptr && v.value != 0) {
+        // Taken, but nobody wants it any more: give it back (shutdown sends it before it closes).
         core.sync_ops.take(core)->start(names, *spec_->undo, args, nullptr, nullptr);
-        return finish(asio::error::operation_aborted, 0);
+        return finish(core.stopped ? make_error_code(errc::shutting_down) : make_error_code(asio::error::operation_aborted), 0);
       }
       return finish({}, v.value);
     case verdict::kind::busy:
       if (cancelled_) return finish(asio::error::operation_aborted, 0);
+      if (core.stopped) return finish(errc::shutting_down, 0);
       if (args.wait_ms == 0 || !before_deadline()) return finish({}, 0);
       return park(v.wait_ms);
   }
