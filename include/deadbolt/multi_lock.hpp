@@ -172,8 +172,10 @@ class multi_lock : public detail::multi_lock_base {
 /// its own independent server. Members are tried in order, each for at most max(wait / n, 1 ms);
 /// once n/2 + 1 are held the rest are not tried. A success reports the lock's validity, lease minus
 /// the time the acquisition took minus clock drift (1% of the lease + 2 ms); a validity <= 0 counts
-/// as a failure. After a failed round every member taken, or whose outcome is unknown, is released,
-/// and while wait time is left the round starts again after a random pause.
+/// as a failure. After a failed round every member that round took is released (a member whose
+/// outcome stayed unknown is resolved by its client on that lock's next operation, and is not renewed
+/// meanwhile; a hold the owner had before is never touched), and while wait time is left the round
+/// starts again after a random pause.
 ///
 /// Deprecated in Redisson since 3.25 and weaker than a fenced lock: a holder paused past its
 /// validity does not know it lost the lock. See docs/locks/red_lock.md.

@@ -1,11 +1,14 @@
 // RedissonMultiLock and RedissonRedLock (PROTOCOL.md §7) over reentrant_lock members.
 //   rounds    members are tried in order (Redisson's tryLock loop); a failure beyond failedLocksLimit
-//             (0 for the multi lock, n - (n/2+1) for the red lock) ends the round: the members taken
-//             and those whose attempt failed with an error (it may have run server-side) are
-//             released, and the round restarts after a random pause while wait time is left.
+//             (0 for the multi lock, n - (n/2+1) for the red lock) ends the round: the members this
+//             round took are released (never a hold the owner had before: a member's own acquire
+//             gives back what a cancelled attempt took, and remembers an unknown outcome for its
+//             next operation), and the round restarts after a random pause while wait time is left.
 //   leases    with a lease, members are taken for 2 x wait (or the lease if no wait), then PEXPIREd to
 //             the lease by a script that first checks the hold is still ours (HEXISTS).
 //   threads   everything here runs on the composite's strand; member completions are bound to it.
+//             A cancellation reaches each member on its own client's executor (members may live on
+//             different event loops), through a signal of its own.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -15,6 +18,7 @@
 #include "deadbolt/multi_lock.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/client_core.hpp"
+#include "detail/deadline.hpp"
 #include "lock/lock_access.hpp"
 
 namespace deadbolt::detail {
@@ -37,7 +41,6 @@ class multi_core {
 
 namespace {
 
-constexpr std::int64_t ms_to_ns = 1'000'000;
 constexpr std::int64_t per_member_lock_wait_ms = 1500;  // Redisson lock(): waitTime = n * 1500 ms
 constexpr std::int64_t max_retry_pause_ms = 50;
 
@@ -59,7 +62,9 @@ std::int64_t random_between(std::int64_t lo, std::int64_t hi) {  // [lo, hi)
   return lo + static_cast<std::int64_t>(gen() % static_cast<std::uint64_t>(hi - lo));
 }
 
-enum class member_state : unsigned char { untried, held, busy, failed };
+// held: taken by this round. lapsed: taken by this round, but shortening its lease failed (it may
+// still be ours). failed: the attempt ended with an error (the member's acquire resolved it itself).
+enum class member_state : unsigned char { untried, held, busy, failed, lapsed };
 
 class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
  public:
@@ -72,6 +77,7 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
         until_acquired_(until_acquired),
         done_(std::move(done)),
         timer_(m_->strand),
+        member_cancel_(new asio::cancellation_signal[m_->n()]),
         states_(m_->n(), member_state::untried) {}
 
   // On the initiating thread, as Asio expects of a cancellation slot.
@@ -109,14 +115,19 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
 
   void cancel() {
     cancelled_ = true;
-    member_cancel_.emit(asio::cancellation_type::terminal);
+    // The member's operation installed its cancellation handler on its own executor: emit there.
+    for (std::size_t i = 0; i < m_->n(); ++i) {
+      asio::dispatch(m_->locks[i].get_executor(), [self = shared_from_this(), i] {
+        self->member_cancel_[i].emit(asio::cancellation_type::terminal);
+      });
+    }
     timer_.cancel();
   }
 
   // One tryLock(wait, lease) call of Redisson's.
   void begin_try() {
-    deadline_ns_ = wait_ms_ > 0 ? now_ns() + wait_ms_ * ms_to_ns : -1;
-    member_lease_ms_ = lease_ms_ > 0 ? (wait_ms_ > 0 ? 2 * wait_ms_ : lease_ms_) : 0;
+    deadline_ns_ = wait_ms_ > 0 ? deadline_after_ms(wait_ms_) : -1;
+    member_lease_ms_ = lease_ms_ > 0 ? (wait_ms_ > 0 ? std::min(wait_ms_, max_lease_ms / 2) * 2 : lease_ms_) : 0;
     const std::int64_t n = static_cast<std::int64_t>(m_->n());
     member_wait_ms_ = m_->kind == multi_kind::all ? wait_ms_ : std::max<std::int64_t>(wait_ms_ / n, 1);
     begin_round();
@@ -141,11 +152,15 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
     if (next_ == m_->n()) return all_tried();
     const std::size_t i = next_;
     std::int64_t wait = 0;
-    if (deadline_ns_ >= 0) wait = std::max<std::int64_t>(std::min(member_wait_ms_, remain_ms()), 0);
+    if (deadline_ns_ >= 0) {
+      wait = std::max<std::int64_t>(std::min(member_wait_ms_, remain_ms()), 0);
+    } else if (wait_ms_ > 0) {
+      wait = member_wait_ms_;  // a wait too long for the clock: no deadline
+    }
     auto self = shared_from_this();
     m_->locks[i].async_try_lock(
         owner_, std::chrono::milliseconds(wait), std::chrono::milliseconds(member_lease_ms_),
-        asio::bind_cancellation_slot(member_cancel_.slot(),
+        asio::bind_cancellation_slot(member_cancel_[i].slot(),
                                      asio::bind_executor(m_->strand, [self, i](std::error_code ec, bool got) {
                                        self->on_member(i, ec, got);
                                      })));
@@ -184,12 +199,6 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
   // Enough members are held (all, or a quorum with the rest failed or untried).
   void all_tried() {
     if (held_ < m_->n() - m_->failed_limit()) return round_failed(no_time_error());
-    // Members whose attempt failed with an error may hold the lock server-side: give them back now.
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-      if (states_[i] != member_state::failed) continue;
-      release_member(i, nullptr);
-      states_[i] = member_state::busy;  // released: not again if the round still fails
-    }
     // No wait: the members were taken for the lease itself (Redisson PEXPIREs anyway; it is a no-op).
     if (lease_ms_ == 0 || member_lease_ms_ == lease_ms_) return report();
     pending_ = 0;
@@ -219,7 +228,7 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
 
   void on_expired(std::size_t i, std::error_code ec, const reply& r) {
     if (ec || r.as_int().value_or(0) != 1) {
-      states_[i] = member_state::failed;  // gone, or unknown: released with the rest if the round fails
+      states_[i] = member_state::lapsed;  // gone, or unknown: released with the rest if the round fails
       --held_;
       round_failed_with_error_ = true;
       if (!round_error_) round_error_ = ec ? ec : make_error_code(errc::lease_lost);
@@ -250,7 +259,7 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
     result_ec_ = ec;
     pending_ = 1;  // this call's own share, so the last release cannot finish before all are sent
     for (std::size_t i = 0; i < states_.size(); ++i) {
-      if (states_[i] == member_state::held || states_[i] == member_state::failed) {
+      if (states_[i] == member_state::held || states_[i] == member_state::lapsed) {
         ++pending_;
         release_member(i, shared_from_this());
       }
@@ -261,9 +270,8 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
   }
 
   void release_member(std::size_t i, std::shared_ptr<multi_acquire_op> waiting) {
-    auto keep = waiting ? waiting : shared_from_this();
-    m_->locks[i].async_unlock(owner_, asio::bind_executor(m_->strand, [keep, waiting](std::error_code) {
-                                if (waiting) waiting->released_one();
+    m_->locks[i].async_unlock(owner_, asio::bind_executor(m_->strand, [waiting = std::move(waiting)](std::error_code) {
+                                waiting->released_one();
                               }));
   }
 
@@ -275,7 +283,7 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
       if (round_permanent_error_) return finish(round_permanent_error_, 0);
       return pause_then([self = shared_from_this()] { self->begin_try(); });
     }
-    if (permanent(ec) || deadline_ns_ < 0 || now_ns() >= deadline_ns_) return finish(ec, 0);
+    if (permanent(ec) || wait_ms_ <= 0 || (deadline_ns_ >= 0 && now_ns() >= deadline_ns_)) return finish(ec, 0);
     pause_then([self = shared_from_this()] { self->begin_round(); });
   }
 
@@ -307,7 +315,7 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
   multi_acquire_done done_;
   asio::steady_timer timer_;
   asio::cancellation_slot slot_;
-  asio::cancellation_signal member_cancel_;
+  std::unique_ptr<asio::cancellation_signal[]> member_cancel_;  // one per member
   bool cancelled_ = false;
 
   std::int64_t deadline_ns_ = -1;

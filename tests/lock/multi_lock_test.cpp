@@ -213,3 +213,110 @@ TEST_CASE("an empty multi lock or red lock reports invalid_config") {
   CHECK(call<std::chrono::milliseconds>([&](auto cb) { red.async_try_lock(1, cb); }).ec == errc::invalid_config);
   CHECK(call<errors>([&](auto cb) { red.async_unlock(1, cb); }).ec == errc::invalid_config);
 }
+
+TEST_CASE("a cancelled or failed composite keeps the holds the owner had before") {
+  auto servers = deadbolt::test::redis_servers();
+  deadbolt::test::io_thread io;
+  deadbolt::test::clients cs(io, servers);
+  deadbolt::client other(io.executor(), deadbolt::test::fast_config(servers[1]));
+  const std::string name = unique_name("multi-prior");
+  const std::string field = cs.all[0]->id() + ":7";
+  auto prior = cs.all[0]->lock(name);
+  REQUIRE_FALSE(call([&](auto cb) { prior.async_lock(7, cb); }).ec);  // owner 7 holds member 0
+  auto blocker = other.lock(name);
+  REQUIRE_FALSE(call([&](auto cb) { blocker.async_lock(9, cb); }).ec);  // member 1 is taken
+
+  auto cancelled_after = [&](auto& composite, std::chrono::milliseconds delay) {
+    asio::cancellation_signal signal;
+    std::promise<std::error_code> result;
+    asio::post(io.io, [&] {
+      composite.async_lock(7, asio::bind_cancellation_slot(signal.slot(), [&](std::error_code ec) { result.set_value(ec); }));
+    });
+    std::this_thread::sleep_for(delay);
+    asio::post(io.io, [&] { signal.emit(asio::cancellation_type::terminal); });
+    auto f = result.get_future();
+    REQUIRE(f.wait_for(5s) == std::future_status::ready);
+    return f.get();
+  };
+  SUBCASE("multi lock, cancelled while it waits") {
+    deadbolt::multi_lock multi(cs.locks(name, 2));
+    CHECK(cancelled_after(multi, 150ms) == asio::error::operation_aborted);
+  }
+  SUBCASE("red lock, cancelled while it waits") {
+    deadbolt::red_lock red({cs.all[0]->lock(name), cs.all[1]->lock(name), cs.all[2]->lock(name)});
+    REQUIRE(servers[2].cli("hset " + name + " someone:1 1") == "1");  // no quorum without member 1
+    CHECK(cancelled_after(red, 150ms) == asio::error::operation_aborted);
+    servers[2].cli("del " + name);
+  }
+  SUBCASE("multi lock, cancelled at once (member 0's attempt in flight), many times") {
+    deadbolt::multi_lock multi(cs.locks(name, 2));
+    for (int i = 0; i < 30; ++i) {
+      const auto ec = cancelled_after(multi, std::chrono::milliseconds(i % 3));
+      CHECK(ec == asio::error::operation_aborted);
+      REQUIRE(servers[0].cli("hget " + name + " " + field) == "1");
+    }
+  }
+  SUBCASE("multi lock whose wait runs out") {
+    deadbolt::multi_lock multi(cs.locks(name, 2));
+    CHECK_FALSE(call<bool>([&](auto cb) { multi.async_try_lock(7, 300ms, 0ms, cb); }).value);
+  }
+  CHECK(servers[0].cli("hget " + name + " " + field) == "1");  // still exactly the owner's one hold
+  CHECK(call<std::int64_t>([&](auto cb) { prior.async_hold_count(7, cb); }).value == 1);
+  CHECK_FALSE(call([&](auto cb) { prior.async_unlock(7, cb); }).ec);
+  CHECK(servers[0].cli("exists " + name) == "0");
+  CHECK_FALSE(call([&](auto cb) { blocker.async_unlock(9, cb); }).ec);
+}
+
+TEST_CASE("cancelling a composite whose members live on different event loops") {
+  auto servers = deadbolt::test::redis_servers();
+  REQUIRE(servers.size() >= 3);
+  deadbolt::test::io_thread io1, io2, io3;
+  deadbolt::client a(io1.executor(), deadbolt::test::fast_config(servers[0]));
+  deadbolt::client b(io2.executor(), deadbolt::test::fast_config(servers[1]));
+  deadbolt::client c(io3.executor(), deadbolt::test::fast_config(servers[2]));
+  deadbolt::client other(io1.executor(), deadbolt::test::fast_config(servers[1]));
+  const std::string name = unique_name("multi-loops");
+  auto blocker = other.lock(name);
+  REQUIRE_FALSE(call([&](auto cb) { blocker.async_lock(9, cb); }).ec);
+  for (int kind = 0; kind < 2; ++kind) {
+    std::vector<deadbolt::reentrant_lock> members{a.lock(name), b.lock(name), c.lock(name)};
+    asio::cancellation_signal signal;
+    std::promise<std::error_code> result;
+    auto done = [&](std::error_code ec, auto&&...) { result.set_value(ec); };
+    // Started and cancelled from a fourth thread (the test's), as an application would.
+    if (kind == 0) {
+      deadbolt::multi_lock multi(members);
+      multi.async_try_lock(1, 5s, 0ms, asio::bind_cancellation_slot(signal.slot(), done));
+      std::this_thread::sleep_for(150ms);
+      asio::post(multi.get_executor(), [&] { signal.emit(asio::cancellation_type::terminal); });
+      auto f = result.get_future();
+      REQUIRE(f.wait_for(5s) == std::future_status::ready);
+      CHECK(f.get() == asio::error::operation_aborted);
+    } else {
+      REQUIRE(servers[2].cli("hset " + name + " someone:1 1") == "1");
+      deadbolt::red_lock red(members);
+      red.async_try_lock(1, 5s, 0ms, asio::bind_cancellation_slot(signal.slot(), done));
+      std::this_thread::sleep_for(150ms);
+      asio::post(red.get_executor(), [&] { signal.emit(asio::cancellation_type::terminal); });
+      auto f = result.get_future();
+      REQUIRE(f.wait_for(5s) == std::future_status::ready);
+      CHECK(f.get() == asio::error::operation_aborted);
+      servers[2].cli("del " + name);
+    }
+    CHECK(servers[0].cli("exists " + name) == "0");
+  }
+  CHECK_FALSE(call([&](auto cb) { blocker.async_unlock(9, cb); }).ec);
+}
+
+TEST_CASE("a composite waiting milliseconds::max() waits") {
+  auto servers = deadbolt::test::redis_servers();
+  deadbolt::test::io_thread io;
+  deadbolt::test::clients cs(io, servers);
+  deadbolt::client other(io.executor(), deadbolt::test::fast_config(servers[1]));
+  const std::string name = unique_name("multi-forever");
+  auto blocker = other.lock(name);
+  REQUIRE(call<bool>([&](auto cb) { blocker.async_try_lock(9, 0ms, 400ms, cb); }).value);
+  deadbolt::multi_lock multi(cs.locks(name, 2));
+  CHECK(call<bool>([&](auto cb) { multi.async_try_lock(1, std::chrono::milliseconds::max(), 0ms, cb); }).value);
+  CHECK_FALSE(call<errors>([&](auto cb) { multi.async_unlock(1, cb); }).ec);
+}
