@@ -5,6 +5,7 @@
 #include <string>
 
 #include "deadbolt/port/hooks.hpp"
+#include "detail/client_core.hpp"
 #if defined(__cpp_exceptions)
 #include <system_error>
 #endif
@@ -38,14 +39,21 @@ class sync_completion final : public detail::basic_completion<Value> {
   Value value_{};
 };
 
-/// Runs `start(core, completion&)` on the loop and waits for its end.
+/// Runs `start(core, completion&)` on the loop and waits for its end; fails at once on the loop's own
+/// thread (would_deadlock) and once the blocking_client is gone (shutting_down).
 template <typename Value = std::int64_t, typename Start>
 Value run_blocking(const std::shared_ptr<detail::client_core>& core, const asio::any_io_executor& ex,
                    std::error_code& ec, Start start) {
   sync_completion<Value> done;
-  asio::post(ex, [&core, &done, &start] { start(*core, done); });
+  ec = detail::through_gate(core->gate, [&] { asio::post(ex, [&core, &done, &start] { start(*core, done); }); });
+  if (ec) return Value{};
   return done.wait(ec);
 }
+
+/// A timed wait of the blocking API: a non-positive one is exactly one attempt (std::timed_mutex's
+/// rule). Waiting without end is only ever asked for explicitly (lock(), acquire(), await()).
+std::int64_t timed_wait_ms(std::int64_t wait_ms) { return wait_ms < 0 ? 0 : wait_ms; }
+constexpr std::int64_t forever = -1;
 
 [[noreturn]] void raise(std::error_code ec, const std::string& what) {
 #if defined(__cpp_exceptions)
@@ -69,8 +77,10 @@ struct blocking_client::loop {
 
   explicit loop(const config& cfg) : core(detail::make_client_core(io.get_executor(), cfg)) {
     thread = std::thread([this] { io.run(); });
+    core->gate.loop_thread = thread.get_id();
   }
   ~loop() {
+    detail::close_gate(core->gate);  // handles that outlive the client fail from now on
     asio::post(io, [core = core] { detail::shutdown(*core); });
     work.reset();
     thread.join();
@@ -188,16 +198,16 @@ blocking_read_write_lock::blocking_read_write_lock(std::shared_ptr<detail::clien
     : read_(core, ex, name, detail::lock_kind::read), write_(std::move(core), std::move(ex), name, detail::lock_kind::write) {}
 
 bool blocking_lock::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
-  return acquire(wait_ms, lease_ms, ec) != 0;
+  return acquire(timed_wait_ms(wait_ms), lease_ms, ec) != 0;
 }
 
 bool blocking_lock::try_acquire_or_throw(std::int64_t wait_ms) {
-  return acquire_or_throw(wait_ms < 0 ? 0 : wait_ms, 0, "try_lock") != 0;
+  return acquire_or_throw(timed_wait_ms(wait_ms), 0, "try_lock") != 0;
 }
 
-void blocking_lock::lock(std::chrono::milliseconds lease, std::error_code& ec) { acquire(-1, lease.count(), ec); }
+void blocking_lock::lock(std::chrono::milliseconds lease, std::error_code& ec) { acquire(forever, lease.count(), ec); }
 
-void blocking_lock::lock(std::chrono::milliseconds lease) { acquire_or_throw(-1, lease.count(), "lock"); }
+void blocking_lock::lock(std::chrono::milliseconds lease) { acquire_or_throw(forever, lease.count(), "lock"); }
 
 bool blocking_lock::try_lock() { return try_acquire_or_throw(0); }
 
@@ -215,21 +225,21 @@ blocking_fenced_lock::blocking_fenced_lock(std::shared_ptr<detail::client_core> 
 
 std::optional<std::uint64_t> blocking_fenced_lock::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms,
                                                                std::error_code& ec) {
-  const std::int64_t got = acquire(wait_ms, lease_ms, ec);
+  const std::int64_t got = acquire(timed_wait_ms(wait_ms), lease_ms, ec);
   return ec ? std::nullopt : as_token(got);
 }
 
 std::optional<std::uint64_t> blocking_fenced_lock::try_acquire_or_throw(std::int64_t wait_ms) {
-  return as_token(acquire_or_throw(wait_ms < 0 ? 0 : wait_ms, 0, "try_lock"));
+  return as_token(acquire_or_throw(timed_wait_ms(wait_ms), 0, "try_lock"));
 }
 
 std::uint64_t blocking_fenced_lock::lock(std::chrono::milliseconds lease, std::error_code& ec) {
-  const std::int64_t got = acquire(-1, lease.count(), ec);
+  const std::int64_t got = acquire(forever, lease.count(), ec);
   return ec ? 0 : static_cast<std::uint64_t>(got);
 }
 
 std::uint64_t blocking_fenced_lock::lock(std::chrono::milliseconds lease) {
-  return static_cast<std::uint64_t>(acquire_or_throw(-1, lease.count(), "lock"));
+  return static_cast<std::uint64_t>(acquire_or_throw(forever, lease.count(), "lock"));
 }
 
 std::optional<std::uint64_t> blocking_fenced_lock::try_lock() { return try_acquire_or_throw(0); }
@@ -266,23 +276,23 @@ using detail::sync_call;
 
 void blocking_semaphore::acquire(std::int64_t permits) {
   detail::sync_args a = with_count(permits);
-  a.wait_ms = -1;
+  a.wait_ms = forever;
   call_or_throw(sync_call::sem_acquire, a, "acquire");
 }
 void blocking_semaphore::acquire(std::int64_t permits, std::error_code& ec) {
   detail::sync_args a = with_count(permits);
-  a.wait_ms = -1;
+  a.wait_ms = forever;
   call(sync_call::sem_acquire, a, ec);
 }
 bool blocking_semaphore::try_acquire(std::int64_t permits) { return try_acquire_or_throw(permits, 0); }
 bool blocking_semaphore::try_acquire(std::int64_t permits, std::chrono::milliseconds wait, std::error_code& ec) {
   detail::sync_args a = with_count(permits);
-  a.wait_ms = wait.count() < 0 ? -1 : wait.count();
+  a.wait_ms = timed_wait_ms(wait.count());
   return call(sync_call::sem_acquire, a, ec) != 0;
 }
 bool blocking_semaphore::try_acquire_or_throw(std::int64_t permits, std::int64_t wait_ms) {
   detail::sync_args a = with_count(permits);
-  a.wait_ms = wait_ms < 0 ? 0 : wait_ms;
+  a.wait_ms = timed_wait_ms(wait_ms);
   return call_or_throw(sync_call::sem_acquire, a, "try_acquire") != 0;
 }
 void blocking_semaphore::release(std::int64_t permits) { call_or_throw(sync_call::sem_release, with_count(permits), "release"); }
@@ -313,17 +323,17 @@ std::optional<permit_id> blocking_expirable_semaphore::acquire_id(std::int64_t w
 }
 permit_id blocking_expirable_semaphore::acquire(std::chrono::milliseconds lease) {
   std::error_code ec;
-  const std::optional<permit_id> id = acquire_id(-1, lease.count(), ec);
+  const std::optional<permit_id> id = acquire_id(forever, lease.count(), ec);
   if (ec) raise(ec, "deadbolt: acquire " + names_->name);
   return id.value_or(permit_id());
 }
 permit_id blocking_expirable_semaphore::acquire(std::chrono::milliseconds lease, std::error_code& ec) {
-  return acquire_id(-1, lease.count(), ec).value_or(permit_id());
+  return acquire_id(forever, lease.count(), ec).value_or(permit_id());
 }
 std::optional<permit_id> blocking_expirable_semaphore::try_acquire(std::chrono::milliseconds wait,
                                                                    std::chrono::milliseconds lease,
                                                                    std::error_code& ec) {
-  return acquire_id(wait.count() < 0 ? -1 : wait.count(), lease.count(), ec);
+  return acquire_id(timed_wait_ms(wait.count()), lease.count(), ec);
 }
 namespace {
 detail::sync_args with_id(const permit_id& id, std::int64_t lease_ms = 0) {
@@ -364,20 +374,24 @@ std::int64_t blocking_count_down_latch::count_down(std::error_code& ec) {
   return call(sync_call::latch_count_down, {}, ec);
 }
 std::int64_t blocking_count_down_latch::count(std::error_code& ec) { return call(sync_call::latch_count, {}, ec); }
-void blocking_count_down_latch::await() { await_or_throw(-1); }
+void blocking_count_down_latch::await() {
+  detail::sync_args a;
+  a.wait_ms = forever;
+  call_or_throw(sync_call::latch_await, a, "await");
+}
 void blocking_count_down_latch::await(std::error_code& ec) {
   detail::sync_args a;
-  a.wait_ms = -1;
+  a.wait_ms = forever;
   call(sync_call::latch_await, a, ec);
 }
 bool blocking_count_down_latch::await_for(std::chrono::milliseconds wait, std::error_code& ec) {
   detail::sync_args a;
-  a.wait_ms = wait.count() < 0 ? -1 : wait.count();
+  a.wait_ms = timed_wait_ms(wait.count());
   return call(sync_call::latch_await, a, ec) != 0;
 }
 bool blocking_count_down_latch::await_or_throw(std::int64_t wait_ms) {
   detail::sync_args a;
-  a.wait_ms = wait_ms;
+  a.wait_ms = timed_wait_ms(wait_ms);
   return call_or_throw(sync_call::latch_await, a, "await") != 0;
 }
 bool blocking_count_down_latch::delete_latch(std::error_code& ec) { return call(sync_call::latch_delete, {}, ec) != 0; }

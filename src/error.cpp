@@ -33,6 +33,8 @@ class category final : public std::error_category {
       case errc::no_such_permit: return "no such permit: unknown, already released, or expired";
       case errc::no_resolver: return "this build cannot resolve host names: use a numeric address or a unix socket";
       case errc::server_busy: return "the server is loading its dataset or busy running a script";
+      case errc::would_deadlock:
+        return "blocking call made on the client's own event-loop thread (from a handler): it would wait for itself";
     }
     return "unknown deadbolt error";
   }

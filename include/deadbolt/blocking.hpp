@@ -1,6 +1,14 @@
 // The blocking API: a client that runs its own event-loop thread, and lock objects that meet the
 // standard TimedLockable requirements, so std::lock_guard, std::unique_lock and std::scoped_lock work.
 // The owner id is the calling thread's id, so a lock is reentrant per thread, as Redisson's is in Java.
+//
+// Every blocking call hands its work to the client's loop thread and waits. Two cases fail at once
+// instead (the error_code forms report, the others throw std::system_error):
+//   - errc::would_deadlock: the call is made on that loop thread itself, i.e. from a lease-lost
+//     handler (it would wait for itself);
+//   - errc::shutting_down: the handle outlived its blocking_client.
+// Timed waits (try_lock_for/until, try_acquire(_for), await_for) with a zero or negative wait make
+// exactly one attempt, as std::timed_mutex does; only lock(), acquire() and await() wait without end.
 #pragma once
 
 #include <chrono>

@@ -54,6 +54,13 @@ class blocking_multi_base {
   bool try_acquire_or_throw(std::int64_t wait_ms);
 
   std::shared_ptr<multi_core> core_;
+
+ private:
+  /// Runs `start` unless a member's client is gone or this is a member's loop thread.
+  template <typename Start>
+  std::error_code enter(Start&& start);
+
+  std::vector<std::shared_ptr<client_core>> member_cores_;  // in address order
 };
 
 }  // namespace detail

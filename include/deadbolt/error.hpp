@@ -30,6 +30,7 @@ enum class errc {
   no_such_permit,       ///< release of a permit that is not held: unknown id, already released, or expired
   no_resolver,          ///< the URL names a host, but this build resolves none (DEADBOLT_SYSTEM_RESOLVER=OFF)
   server_busy,          ///< the server is loading its dataset or running a script (LOADING, BUSY); waits ride it out
+  would_deadlock,       ///< a blocking call made on the client's own event-loop thread (from a handler)
 };
 
 const std::error_category& deadbolt_category() noexcept;

@@ -11,6 +11,7 @@
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/port/asio.hpp"
+#include "detail/blocking_gate.hpp"
 #include "detail/connection.hpp"
 #include "detail/holds.hpp"
 #include "detail/op_pool.hpp"
@@ -85,6 +86,8 @@ class client_core : public std::enable_shared_from_this<client_core> {
   void close();
   /// Polls until the command connection has nothing queued or in flight, then closes.
   void drain(std::int64_t until_ns);
+
+  blocking_gate gate;  ///< for the blocking facade (src/blocking.cpp)
 
   std::shared_ptr<connection> commands;
   std::shared_ptr<subscriber> subs;

@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -177,4 +179,108 @@ TEST_CASE("blocking fenced lock: std::lock_guard, try_lock forms and reentry") {
   lock.unlock(ec);  // holds nothing now
   CHECK(ec == errc::not_owner);
   lock.unlock();  // never throws
+}
+
+namespace {
+/// Runs `f` on its own thread; false if it has not returned within `limit` (the thread is left to
+/// finish; the test fails either way).
+template <typename F>
+bool returns_within(F f, std::chrono::seconds limit) {
+  auto task = std::make_shared<std::packaged_task<void()>>(std::move(f));
+  auto done = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  return done.wait_for(limit) == std::future_status::ready;
+}
+}  // namespace
+
+TEST_CASE("a blocking call on the client's own loop thread fails at once with would_deadlock") {
+  deadbolt::test::redis_server redis;
+  auto cfg = config_for(redis);
+  cfg.watchdog_timeout = 450ms;
+  deadbolt::blocking_client bc(cfg);
+  const std::string name = unique_name("loop-thread");
+  auto lock = bc.lock(name);
+  std::promise<std::error_code> inside;
+  bc.on_lease_lost([&](std::string_view, std::int64_t) {
+    std::error_code ec;
+    lock.is_locked(ec);  // on the loop thread: it would wait for itself
+    std::error_code ec2;
+    lock.try_lock(ec2);
+    inside.set_value(ec == ec2 ? ec : std::error_code(deadbolt::errc::protocol_error));
+  });
+  lock.lock();
+  REQUIRE(redis.cli("del " + name) == "1");  // the next renewal finds it gone
+  auto f = inside.get_future();
+  REQUIRE(f.wait_for(5s) == std::future_status::ready);
+  CHECK(f.get() == errc::would_deadlock);
+  // The client still works for everyone else.
+  std::error_code ec;
+  auto other = bc.lock(name + "-other");
+  CHECK(other.try_lock(ec));
+  CHECK_FALSE(ec);
+  other.unlock(ec);
+  CHECK_FALSE(ec);
+}
+
+TEST_CASE("a non-positive wait is one attempt in every blocking overload") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client holder(config_for(redis));
+  deadbolt::blocking_client bc(config_for(redis));
+  const std::string name = unique_name("negative-wait");
+  auto held = holder.lock(name);
+  held.lock();
+  auto sem = bc.semaphore(name + "-sem");
+  auto exp = bc.expirable_semaphore(name + "-exp");
+  auto latch = bc.count_down_latch(name + "-latch");
+  std::error_code ec;
+  REQUIRE(sem.try_set_permits(0, ec));
+  REQUIRE(exp.try_set_permits(0, ec));
+  REQUIRE(latch.try_set_count(1, ec));
+  auto lock = bc.lock(name);
+  auto fenced = bc.fenced_lock(name);
+  CHECK(returns_within([&] { CHECK_FALSE(lock.try_lock_for(-1s)); }, 10s));
+  CHECK(returns_within([&] { CHECK_FALSE(lock.try_lock_for(-1s, 0ms, ec)); }, 10s));
+  CHECK(returns_within([&] { CHECK_FALSE(lock.try_lock_until(std::chrono::steady_clock::now() - 1s)); }, 10s));
+  CHECK(returns_within([&] { CHECK_FALSE(fenced.try_lock_for(-1s, 0ms, ec).has_value()); }, 10s));
+  CHECK(returns_within([&] { CHECK_FALSE(sem.try_acquire(1, -1s, ec)); }, 10s));
+  CHECK(returns_within([&] { CHECK_FALSE(sem.try_acquire_for(1, -1s)); }, 10s));
+  CHECK(returns_within([&] { CHECK_FALSE(exp.try_acquire(-1s, 1s, ec).has_value()); }, 10s));
+  CHECK(returns_within([&] { CHECK_FALSE(latch.await_for(-1s, ec)); }, 10s));
+  held.unlock();
+}
+
+TEST_CASE("a handle that outlives its blocking_client answers shutting_down") {
+  deadbolt::test::redis_server redis;
+  auto client = std::make_unique<deadbolt::blocking_client>(config_for(redis));
+  const std::string name = unique_name("orphan");
+  auto lock = client->lock(name);
+  auto fenced = client->fenced_lock(name);
+  auto sem = client->semaphore(name + "-sem");
+  auto latch = client->count_down_latch(name + "-latch");
+  deadbolt::blocking_multi_lock multi({client->lock(name + "-a"), client->lock(name + "-b")});
+  std::error_code ec;
+  REQUIRE(lock.try_lock(ec));
+  lock.unlock(ec);
+  client.reset();
+  CHECK(returns_within([&] {
+    std::error_code e;
+    lock.lock(e);
+    CHECK(e == errc::shutting_down);
+    CHECK_FALSE(lock.try_lock(e));
+    CHECK(e == errc::shutting_down);
+    lock.is_locked(e);
+    CHECK(e == errc::shutting_down);
+    lock.unlock(e);
+    CHECK(e == errc::shutting_down);
+    fenced.lock(e);
+    CHECK(e == errc::shutting_down);
+    sem.acquire(1, e);
+    CHECK(e == errc::shutting_down);
+    latch.await(e);
+    CHECK(e == errc::shutting_down);
+    CHECK_FALSE(multi.try_lock(e));
+    CHECK(e == errc::shutting_down);
+    multi.unlock(e);
+    CHECK(e == errc::shutting_down);
+  }, 10s));
 }
