@@ -238,6 +238,70 @@ signal_forwarded() {
 signal_term_forwarded() { signal_forwarded TERM; }
 signal_int_forwarded() { signal_forwarded INT; }
 
+# deadbolt itself SIGKILLed (the OOM killer, a stop timeout) while COMMAND runs: COMMAND goes with it
+# at once, long before the lease it held ends, so a second holder never overlaps it.
+parent_killed() {
+  local name=cli-parent-killed f=$WORK/pk
+  bg "$f" run --url "$URL" --watchdog 3s "$name" -- sh -c "echo \$\$ >'$f.tmp'; mv '$f.tmp' '$f.pid'; while :; do sleep 0.05; done"
+  local holder=$BG
+  wait_file "$f.pid" 3000 || fail "holder did not start: $(cat "$f.err")" || return 1
+  local child
+  child=$(cat "$f.pid")
+  kill -KILL "$holder"
+  local deadline=$(($(now_ms) + 1000 * SLOW))
+  # (A killed orphan may stay a zombie where nobody reaps it, as in containers: that counts as gone.)
+  while kill -0 "$child" 2>/dev/null && [ "$(sed 's/.*) //' "/proc/$child/stat" 2>/dev/null | cut -c1)" != Z ]; do
+    if [ "$(now_ms)" -ge "$deadline" ]; then
+      kill -KILL "$child" 2>/dev/null || true
+      fail "COMMAND (pid $child) still running 1 s after deadbolt was killed"
+      return 1
+    fi
+    sleep 0.01
+  done
+  key_exists "$name" || fail "the lock ended before its lease (nobody released it)" || return 1
+  db run --url "$URL" --wait 10s "$name" -- true || fail "a second holder could not take it after the lease"
+}
+
+# One Ctrl-C at a terminal: the kernel sends SIGINT to the whole foreground process group, COMMAND
+# included; deadbolt must not forward a second one. Run under a pseudo-terminal.
+ctrl_c_once() {
+  local f=$WORK/cc
+  # COMMAND lists every SIGINT it gets with its sender (sigtimedwait: the kernel's has si_code SI_KERNEL).
+  local counter="import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+open('$f.ready', 'w').close()
+got = []
+while True:
+    info = signal.sigtimedwait([signal.SIGINT], 1.5)
+    if info is None:
+        break
+    got.append('pid=%d code=%d' % (info.si_pid, info.si_code))
+open('$f.got', 'w').write(' '.join(got))"
+  python3 - "$f" $EMU "$CLI" run --url "$URL" cli-ctrl-c -- python3 -c "$counter" <<'PY' || return 1
+import os, pty, sys, time
+out = sys.argv[1]
+pid, master = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+deadline = time.time() + 10
+while not os.path.exists(out + ".ready"):
+    if time.time() > deadline:
+        print("COMMAND did not start"); sys.exit(1)
+    time.sleep(0.01)
+time.sleep(0.5)
+os.write(master, b"\x03")  # the terminal's interrupt character
+while True:
+    try:
+        if not os.read(master, 1024): break
+    except OSError:
+        break
+os.waitpid(pid, 0)
+got = open(out + ".got").read().split() if os.path.exists(out + ".got") else []
+if got != ["pid=0", "code=128"]:
+    print("one Ctrl-C, COMMAND got: %s" % (" ".join(got) or "nothing")); sys.exit(1)
+PY
+}
+
 # A signal while still waiting for the lock: deadbolt gives up (128+N) without running COMMAND and
 # without disturbing the holder.
 signal_while_waiting() {
@@ -554,7 +618,7 @@ semaphore_permits() {
 ALL=(usage_errors cannot_connect redis_url_env exit_status_passthrough wait_timeout prompt_handoff
      lease_lost_deleted lease_lost_taken_grace fixed_lease_runs_out signal_term_forwarded
      signal_int_forwarded signal_while_waiting signal_while_connecting status_json fenced_tokens_increase unlock_force
-     counter_mutual_exclusion read_write_fair semaphore_permits)
+     counter_mutual_exclusion read_write_fair semaphore_permits parent_killed ctrl_c_once)
 CASES=("${ALL[@]}")
 [ -n "${DEADBOLT_CLI_CASES:-}" ] && read -r -a CASES <<<"$DEADBOLT_CLI_CASES"
 

@@ -1,10 +1,15 @@
 #include "child_process.hpp"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <spawn.h>
-#include <sys/wait.h>
 
 extern char** environ;
 
@@ -30,20 +35,50 @@ std::error_code child_process::spawn(const std::vector<std::string>& argv, const
   for (auto& e : env_storage) env.push_back(e.data());
   env.push_back(nullptr);
 
-  // The child starts with default signal dispositions and an empty mask, whatever deadbolt blocks.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
+  // Made before fork: the child only calls async-signal-safe functions until exec.
+  sigset_t none;
   sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  const int rc = posix_spawnp(&pid_, args[0], nullptr, &attr, args.data(), env.data());
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
+  const pid_t parent = ::getpid();
+  int report[2];  // the child writes errno here if exec fails; close-on-exec closes it on success
+  if (::pipe2(report, O_CLOEXEC) != 0) return {errno, std::generic_category()};
+  pid_ = ::fork();
+  if (pid_ < 0) {
+    const int err = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    return {err, std::generic_category()};
+  }
+  if (pid_ == 0) {
+    ::close(report[0]);
+#if defined(__linux__)
+    // COMMAND must not outlive us holding a lock nobody renews: the kernel kills it when we die
+    // (SIGKILL included). If we died before this call, the check below catches it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+#endif
+    // Default dispositions and an empty mask, whatever deadbolt set up.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvpe(args[0], args.data(), env.data());
+    const int err = errno;
+    ssize_t ignored = ::write(report[1], &err, sizeof err);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::close(report[1]);
+  int err = 0;
+  ssize_t got;
+  do {
+    got = ::read(report[0], &err, sizeof err);
+  } while (got < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof err)) {  // exec failed: collect the child
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
     pid_ = -1;
-    return {rc, std::generic_category()};
+    return {err, std::generic_category()};
   }
   return {};
 }

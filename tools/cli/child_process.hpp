@@ -10,7 +10,9 @@ namespace deadbolt::cli {
 
 class child_process {
  public:
-  /// Starts argv[0] (searched in PATH) with the current environment plus `extra_env` ("NAME=value").
+  /// Starts argv[0] (searched in PATH) with the current environment plus `extra_env` ("NAME=value"),
+  /// in our process group. On Linux it is SIGKILLed if we die first (PR_SET_PDEATHSIG): a COMMAND
+  /// must not go on after its lock is no longer renewed.
   std::error_code spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env);
   bool running() const { return pid_ > 0 && !exited_; }
   void send(int signal) const;

@@ -10,6 +10,7 @@
 #include "child_process.hpp"
 #include "client_setup.hpp"
 #include "commands.hpp"
+#include "signal_source.hpp"
 #include "status_line.hpp"
 
 namespace deadbolt::cli {
@@ -28,7 +29,7 @@ class runner {
         fair_(client_.fair_lock(o.name)),
         rw_(client_.read_write_lock(o.name)),
         semaphore_(client_.expirable_semaphore(o.name)),
-        signals_(io_, SIGINT, SIGTERM, SIGHUP),
+        signals_(io_),
         children_(io_, SIGCHLD),
         status_timer_(io_),
         lease_timer_(io_),
@@ -186,10 +187,11 @@ class runner {
   }
 
   void watch_signals() {
-    signals_.async_wait([this](std::error_code ec, int signal) {
+    signals_.async_wait([this](std::error_code ec, int signal, bool to_group) {
       if (ec || finished_) return;
       if (acquired_) {
-        child_.send(signal);  // the command decides; we release when it exits
+        // The command decides; we release when it exits. A Ctrl-C already reached it from the kernel.
+        if (!to_group) child_.send(signal);
       } else if (!waiting_) {
         return finish(128 + signal);  // still connecting: nothing to cancel or release
       } else {
@@ -258,7 +260,7 @@ class runner {
   deadbolt::read_write_lock rw_;
   deadbolt::expirable_semaphore semaphore_;
   std::optional<deadbolt::permit_id> permit_;
-  asio::signal_set signals_;
+  signal_source signals_;
   asio::signal_set children_;
   asio::steady_timer status_timer_;
   asio::steady_timer lease_timer_;

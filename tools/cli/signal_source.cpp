@@ -1,0 +1,51 @@
+#include "signal_source.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+
+namespace deadbolt::cli {
+namespace {
+
+constexpr int watched[] = {SIGINT, SIGTERM, SIGHUP};
+int write_end = -1;  // the handler's end of the pipe (one signal_source per process)
+
+void on_signal(int signal, siginfo_t* info, void*) {
+  const int saved = errno;
+  const unsigned char message[2] = {static_cast<unsigned char>(signal),
+                                    static_cast<unsigned char>(info != nullptr && info->si_code == SI_KERNEL)};
+  const ssize_t ignored = ::write(write_end, message, sizeof message);  // 2 bytes: atomic on a pipe
+  (void)ignored;
+  errno = saved;
+}
+
+}  // namespace
+
+signal_source::signal_source(asio::io_context& io) : pipe_(io) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return;
+  pipe_.assign(fds[0]);
+  write_end = fds[1];
+  struct sigaction action {};
+  action.sa_sigaction = on_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (int s : watched) ::sigaction(s, &action, nullptr);
+}
+
+signal_source::~signal_source() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int s : watched) ::sigaction(s, &dfl, nullptr);
+  if (write_end >= 0) ::close(write_end);
+  write_end = -1;
+}
+
+void signal_source::cancel() {
+  std::error_code ignored;
+  pipe_.cancel(ignored);
+}
+
+}  // namespace deadbolt::cli
