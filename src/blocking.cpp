@@ -70,18 +70,21 @@ std::int64_t calling_thread() { return static_cast<std::int64_t>(port::thread_id
 // ---- blocking_client ------------------------------------------------------------------------------
 
 struct blocking_client::loop {
-  asio::io_context io{1};
-  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
+  // Shared with the engine (client_core::keep_alive): handles that outlive the client still hold
+  // executors and strands of this io_context, which must outlive them (it no longer runs).
+  std::shared_ptr<asio::io_context> io = std::make_shared<asio::io_context>(1);
+  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(*io);
   std::shared_ptr<detail::client_core> core;
   std::thread thread;
 
-  explicit loop(const config& cfg) : core(detail::make_client_core(io.get_executor(), cfg)) {
-    thread = std::thread([this] { io.run(); });
+  explicit loop(const config& cfg) : core(detail::make_client_core(io->get_executor(), cfg)) {
+    core->keep_alive = io;
+    thread = std::thread([this] { io->run(); });
     core->gate.loop_thread = thread.get_id();
   }
   ~loop() {
     detail::close_gate(core->gate);  // handles that outlive the client fail from now on
-    asio::post(io, [core = core] { detail::shutdown(*core); });
+    asio::post(*io, [core = core] { detail::shutdown(*core); });
     work.reset();
     thread.join();
   }
@@ -95,41 +98,41 @@ const std::string& blocking_client::id() const { return detail::client_id(*loop_
 
 std::error_code blocking_client::connect() {
   std::error_code ec;
-  run_blocking(loop_->core, loop_->io.get_executor(), ec,
+  run_blocking(loop_->core, loop_->io->get_executor(), ec,
                [](detail::client_core& core, detail::completion& c) { detail::start_connect(core, c); });
   return ec;
 }
 
 blocking_lock blocking_client::lock(std::string_view name) {
-  return blocking_lock(loop_->core, loop_->io.get_executor(), name, detail::lock_kind::reentrant);
+  return blocking_lock(loop_->core, loop_->io->get_executor(), name, detail::lock_kind::reentrant);
 }
 
 blocking_lock blocking_client::fair_lock(std::string_view name) {
-  return blocking_lock(loop_->core, loop_->io.get_executor(), name, detail::lock_kind::fair);
+  return blocking_lock(loop_->core, loop_->io->get_executor(), name, detail::lock_kind::fair);
 }
 
 blocking_read_write_lock blocking_client::read_write_lock(std::string_view name) {
-  return blocking_read_write_lock(loop_->core, loop_->io.get_executor(), name);
+  return blocking_read_write_lock(loop_->core, loop_->io->get_executor(), name);
 }
 
 blocking_fenced_lock blocking_client::fenced_lock(std::string_view name) {
-  return blocking_fenced_lock(loop_->core, loop_->io.get_executor(), name);
+  return blocking_fenced_lock(loop_->core, loop_->io->get_executor(), name);
 }
 
 blocking_semaphore blocking_client::semaphore(std::string_view name) {
-  return blocking_semaphore(loop_->core, loop_->io.get_executor(), name, detail::sync_kind::semaphore);
+  return blocking_semaphore(loop_->core, loop_->io->get_executor(), name, detail::sync_kind::semaphore);
 }
 
 blocking_expirable_semaphore blocking_client::expirable_semaphore(std::string_view name) {
-  return blocking_expirable_semaphore(loop_->core, loop_->io.get_executor(), name, detail::sync_kind::expirable);
+  return blocking_expirable_semaphore(loop_->core, loop_->io->get_executor(), name, detail::sync_kind::expirable);
 }
 
 blocking_count_down_latch blocking_client::count_down_latch(std::string_view name) {
-  return blocking_count_down_latch(loop_->core, loop_->io.get_executor(), name, detail::sync_kind::latch);
+  return blocking_count_down_latch(loop_->core, loop_->io->get_executor(), name, detail::sync_kind::latch);
 }
 
 void blocking_client::on_lease_lost(detail::lease_lost_handler handler) {
-  asio::post(loop_->io, [core = loop_->core, h = std::move(handler)]() mutable {
+  asio::post(*loop_->io, [core = loop_->core, h = std::move(handler)]() mutable {
     detail::set_lease_lost_handler(*core, std::move(h));
   });
 }

@@ -42,6 +42,10 @@ class client_core : public std::enable_shared_from_this<client_core> {
   client_core(const asio::any_io_executor& ex, const config& cfg);
   ~client_core();
 
+  /// What must outlive everything below (declared first: destroyed last): the blocking client's
+  /// io_context, which handles may outlive the client with.
+  std::shared_ptr<void> keep_alive;
+
   /// Sends a request on the command connection (connecting first if needed).
   void submit(request& r);
   /// Completes `done` later (never inside the caller), on the executor.

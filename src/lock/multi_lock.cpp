@@ -26,16 +26,17 @@ namespace deadbolt::detail {
 class multi_core {
  public:
   multi_core(asio::any_io_executor ex, std::vector<reentrant_lock> l, multi_kind k)
-      : strand(asio::make_strand(std::move(ex))), executor(strand), locks(std::move(l)), kind(k) {}
+      : locks(std::move(l)), strand(asio::make_strand(std::move(ex))), executor(strand), kind(k) {}
 
   std::size_t n() const { return locks.size(); }
   std::size_t failed_limit() const { return kind == multi_kind::all ? 0 : n() - (n() / 2 + 1); }
 
+  // First, so destroyed last: the members' clients may own the io_context the strand lives in.
+  std::vector<reentrant_lock> locks;
   // Kept as its own type internally: an any_io_executor holding a strand is too big for its small
   // buffer, so every copy (one per member callback) would allocate.
   asio::strand<asio::any_io_executor> strand;
   asio::any_io_executor executor;  ///< the same strand, for get_executor()
-  std::vector<reentrant_lock> locks;
   multi_kind kind;
 };
 
