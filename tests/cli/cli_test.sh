@@ -499,6 +499,57 @@ unlock_force() {
   ! key_exists cli-unlock || fail "lock still held"
 }
 
+# unlock --force touches only what has a lock's shape: application data is refused and kept.
+unlock_force_refuses_data() {
+  local rc=0
+  rcli hset cli-user:42 name alice >/dev/null
+  db unlock --url "$URL" --force cli-user:42 >"$WORK/ud.out" 2>&1 || rc=$?
+  [ "$rc" = 1 ] || fail "exit $rc, expected 1: $(cat "$WORK/ud.out")" || return 1
+  grep -q "not a lock (field 'name')" "$WORK/ud.out" || fail "says: $(cat "$WORK/ud.out")" || return 1
+  [ "$(rcli hget cli-user:42 name)" = alice ] || fail "the hash was changed" || return 1
+  rcli rpush cli-list x >/dev/null
+  rc=0
+  db unlock --url "$URL" --force cli-list >"$WORK/ud.out" 2>&1 || rc=$?
+  [ "$rc" = 1 ] && grep -q "it is a list" "$WORK/ud.out" || fail "list: exit $rc: $(cat "$WORK/ud.out")" || return 1
+  rcli set cli-number 3 >/dev/null
+  rc=0
+  db unlock --url "$URL" --force cli-number >"$WORK/ud.out" 2>&1 || rc=$?
+  [ "$rc" = 1 ] && grep -q "say --semaphore or --latch" "$WORK/ud.out" || fail "number: exit $rc: $(cat "$WORK/ud.out")" || return 1
+  [ "$(rcli get cli-number)" = 3 ] || fail "the number was changed" || return 1
+  rc=0
+  db unlock --url "$URL" --force --semaphore cli-number >"$WORK/ud.out" 2>&1 || rc=$?
+  [ "$rc" = 1 ] && grep -q "plain semaphore" "$WORK/ud.out" || fail "plain semaphore: exit $rc: $(cat "$WORK/ud.out")" || return 1
+  rcli del cli-user:42 cli-list cli-number >/dev/null
+}
+
+# unlock --force --semaphore: a permit-expirable semaphore whose holder died takes back its permit
+# (expired ones, or one named by its id); --latch deletes a latch.
+unlock_force_semaphore_latch() {
+  local f=$WORK/us name=cli-unlock-sem
+  bg "$f" run --url "$URL" --semaphore 1 --watchdog 600ms "$name" -- sh -c "echo \$DEADBOLT_PERMIT_ID >'$f.tmp'; mv '$f.tmp' '$f.id'; exec sleep 30"
+  local holder=$BG
+  wait_file "$f.id" 3000 || fail "holder did not start: $(cat "$f.err")" || return 1
+  kill -KILL "$holder"  # its permit stays taken until it expires
+  [ "$(rcli get "$name")" = 0 ] || fail "permit not taken" || return 1
+  db unlock --url "$URL" --force --semaphore --permit "$(cat "$f.id")" "$name" >"$WORK/us.out" 2>&1 ||
+    fail "release by id: $(cat "$WORK/us.out")" || return 1
+  grep -q "released permit" "$WORK/us.out" || fail "says: $(cat "$WORK/us.out")" || return 1
+  [ "$(rcli get "$name")" = 1 ] || fail "permit not back after release by id" || return 1
+
+  rm -f "$f.id"
+  bg "$f" run --url "$URL" --semaphore 1 --watchdog 300ms "$name" -- sh -c "echo x >'$f.tmp'; mv '$f.tmp' '$f.id'; exec sleep 30"
+  holder=$BG
+  wait_file "$f.id" 3000 || fail "second holder did not start: $(cat "$f.err")" || return 1
+  kill -KILL "$holder"
+  sleep 0.5  # past its lease
+  db unlock --url "$URL" --force --semaphore "$name" >"$WORK/us.out" 2>&1 || fail "take back: $(cat "$WORK/us.out")" || return 1
+  grep -q "1 available" "$WORK/us.out" || fail "says: $(cat "$WORK/us.out")" || return 1
+
+  rcli set cli-unlock-latch 2 >/dev/null
+  db unlock --url "$URL" --force --latch cli-unlock-latch >"$WORK/us.out" 2>&1 || fail "latch: $(cat "$WORK/us.out")" || return 1
+  ! key_exists cli-unlock-latch || fail "latch still there"
+}
+
 redis_url_env() {
   local rc=0 out
   # (an unreachable REDIS_URL takes command_timeout to give up: in the background meanwhile)
@@ -618,7 +669,8 @@ semaphore_permits() {
 ALL=(usage_errors cannot_connect redis_url_env exit_status_passthrough wait_timeout prompt_handoff
      lease_lost_deleted lease_lost_taken_grace fixed_lease_runs_out signal_term_forwarded
      signal_int_forwarded signal_while_waiting signal_while_connecting status_json fenced_tokens_increase unlock_force
-     counter_mutual_exclusion read_write_fair semaphore_permits parent_killed ctrl_c_once)
+     counter_mutual_exclusion read_write_fair semaphore_permits parent_killed ctrl_c_once
+     unlock_force_refuses_data unlock_force_semaphore_latch)
 CASES=("${ALL[@]}")
 [ -n "${DEADBOLT_CLI_CASES:-}" ] && read -r -a CASES <<<"$DEADBOLT_CLI_CASES"
 

@@ -22,8 +22,10 @@ std::string_view usage() {
       --quiet              no status line while waiting
   deadbolt status [--json] NAME
       Show who holds NAME, hold counts, TTL, mode, queued waiters and the fencing token.
-  deadbolt unlock --force NAME
-      Delete the lock whoever holds it, and wake a waiter.
+  deadbolt unlock --force [--semaphore [--permit ID] | --latch] NAME
+      Release the lock NAME whoever holds it, and wake a waiter. Only a key with a lock's shape is
+      touched; anything else is refused. --semaphore: take back a permit-expirable semaphore's
+      expired permits, or release permit ID; --latch: delete the count-down latch (waiters go on).
 
 common options:
   --url URL    redis://[user[:password]@]host[:port][/db] or unix:///path
@@ -141,6 +143,17 @@ std::optional<options> parse_options(const std::vector<std::string>& args, std::
       o.json = true;
     } else if (a == "--force" && o.command == subcommand::unlock) {
       o.force = true;
+    } else if ((a == "--semaphore" || a == "--latch") && o.command == subcommand::unlock) {
+      const unlock_kind k = a == "--latch" ? unlock_kind::latch : unlock_kind::semaphore;
+      if (o.releases != unlock_kind::lock && o.releases != k) {
+        error = "--semaphore and --latch exclude each other";
+        return std::nullopt;
+      }
+      o.releases = k;
+    } else if (a == "--permit" && o.command == subcommand::unlock) {
+      auto v = value_of(a);
+      if (!v) return std::nullopt;
+      o.permit = *v;
     } else if (a.size() > 1 && a[0] == '-') {
       error = "unknown option '" + a + "' for '" + sub + "'";
       return std::nullopt;
@@ -163,6 +176,10 @@ std::optional<options> parse_options(const std::vector<std::string>& args, std::
   }
   if (o.command == subcommand::unlock && !o.force) {
     error = "unlock needs --force (it releases the lock whoever holds it)";
+    return std::nullopt;
+  }
+  if (o.command == subcommand::unlock && !o.permit.empty() && o.releases != unlock_kind::semaphore) {
+    error = "--permit goes with --semaphore";
     return std::nullopt;
   }
   if (o.url.empty()) {

@@ -16,6 +16,9 @@ enum class subcommand { run, status, unlock, help, version };
 /// reentrant lock).
 enum class lock_mode { plain, fenced, fair, read, write, semaphore };
 
+/// What `unlock --force` may release: a lock (default), a semaphore (--semaphore), a latch (--latch).
+enum class unlock_kind { lock, semaphore, latch };
+
 struct options {
   subcommand command = subcommand::help;
   std::string url;                                  ///< --url, else $REDIS_URL, else the default
@@ -28,6 +31,8 @@ struct options {
   std::int64_t permits = 0;                         ///< --semaphore N
   bool json = false;
   bool force = false;
+  unlock_kind releases = unlock_kind::lock;        ///< unlock: --semaphore, --latch
+  std::string permit;                               ///< unlock --semaphore --permit ID
   bool quiet = false;
   std::vector<std::string> argv;                    ///< COMMAND and its arguments
 };

@@ -142,37 +142,4 @@ int status_command(const options& o) {
   return code;
 }
 
-int unlock_command(const options& o) {
-  asio::io_context io;
-  deadbolt::client client(io.get_executor(), make_config(o));
-  if (auto ec = client.config_error()) return report_connect_error(o, ec);
-  int code = exit_ok;
-  auto done = [&](std::error_code ec, bool deleted) {
-    if (ec) {
-      code = ec.category() == deadbolt::deadbolt_category() && ec != deadbolt::errc::not_connected
-                 ? (std::fprintf(stderr, "deadbolt: cannot unlock %s: %s\n", o.name.c_str(), ec.message().c_str()),
-                    exit_failure)
-                 : report_connect_error(o, ec);
-    } else {
-      std::printf(deleted ? "deadbolt: released lock %s\n" : "deadbolt: lock %s was not locked\n", o.name.c_str());
-    }
-    client.shutdown();
-  };
-  // The kind decides who is woken: a read/write lock's waiters listen on its own channel, a fair
-  // lock's head on its own. The data tells the kind: a "mode" field, or a wait queue.
-  client.async_command({"HGET", o.name, "mode"}, [&](std::error_code ec, deadbolt::reply mode) {
-    if (ec) return done(ec, false);
-    if (mode.text == "read") return client.read_write_lock(o.name).read().async_force_unlock(done);
-    if (mode.text == "write") return client.read_write_lock(o.name).write().async_force_unlock(done);
-    client.async_command({"EXISTS", detail::prefix_name("redisson_lock_queue", o.name)},
-                         [&](std::error_code qec, deadbolt::reply queued) {
-                           if (qec) return done(qec, false);
-                           if (queued.as_int().value_or(0) == 1) return client.fair_lock(o.name).async_force_unlock(done);
-                           client.lock(o.name).async_force_unlock(done);
-                         });
-  });
-  io.run();
-  return code;
-}
-
 }  // namespace deadbolt::cli
