@@ -66,97 +66,6 @@ class fire_and_forget final : public request {
   std::string key_;
 };
 
-// ---- watchdog renewal --------------------------------------------------------------------------
-
-// One EVAL renewing up to 100 keys (Redisson's lockWatchdogBatchSize): hash-field holds with
-// lua/lock_renew.lua, or read holds (a hash and a timeout-key prefix each) with lua/read_renew.lua.
-class renew_batch final : public request {
- public:
-  static constexpr std::size_t max_keys = 100;
-
-  explicit renew_batch(client_core& core) : core_(core) {}
-  void clear(bool reads) {
-    size_ = 0;
-    reads_ = reads;
-  }
-  bool full() const { return size_ == (reads_ ? max_keys / 2 : max_keys); }
-  bool empty() const { return size_ == 0; }
-  void add(std::uint32_t hold_index) {
-    index_[size_] = hold_index;
-    generation_[size_] = core_.holds[hold_index].generation;
-    ++size_;
-  }
-  /// Sends the batch, minus holds released or changed since it was built; false if none is left.
-  bool send() {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < size_; ++i) {
-      const hold& h = core_.holds[index_[i]];
-      if (!h.in_use || h.generation != generation_[i] || !h.watchdog || h.lost) continue;
-      index_[kept] = index_[i];
-      generation_[kept] = generation_[i];
-      ++kept;
-    }
-    size_ = kept;
-    if (size_ == 0) return false;
-    runs_script = true;
-    send_script_body = false;
-    sent_ns_ = port::monotonic_ns();
-    replies_ = 0;
-    lease_.set(core_.watchdog_ms());
-    core_.submit(*this);
-    return true;
-  }
-
-  void encode(resp::encoder& e) override {
-    begin_script(e, *this, reads_ ? scripts::read_renew : scripts::lock_renew, reads_ ? 2 * size_ : size_,
-                 1 + size_);
-    for (std::size_t i = 0; i < size_; ++i) {
-      const hold& h = core_.holds[index_[i]];
-      e.bulk(h.name);
-      if (reads_) read_timeout_prefix(e, h.name, {core_.id, decimal(h.owner).view()});
-    }
-    e.bulk(lease_.view());
-    for (std::size_t i = 0; i < size_; ++i) {
-      const hold& h = core_.holds[index_[i]];
-      protocol_of(h.field).owner_field(e, {core_.id, decimal(h.owner).view()});
-    }
-  }
-  void on_node(const resp::node& n) override {
-    if (n.depth == 1 && n.type == resp::type::integer && replies_ < size_) {
-      flags_[replies_++] = n.value == "1";
-    }
-  }
-  void on_done(std::error_code ec) override {
-    // A failed batch changes nothing: the next tick retries, and a lease not confirmed for its whole
-    // length is declared lost by the tick itself.
-    if (!ec) {
-      for (std::size_t i = 0; i < replies_; ++i) {
-        hold& h = core_.holds[index_[i]];
-        if (!h.in_use || h.generation != generation_[i] || h.lost) continue;  // unlocked meanwhile
-        if (flags_[i]) {
-          h.confirmed_ns = sent_ns_;
-        } else {
-          core_.lease_lost(index_[i]);
-        }
-      }
-    }
-    core_.renew_batches.give_back(this);
-    --core_.renewals_in_flight;
-    core_.send_renewals();
-  }
-
- private:
-  client_core& core_;
-  std::uint32_t index_[max_keys] = {};
-  std::uint32_t generation_[max_keys] = {};
-  bool flags_[max_keys] = {};
-  std::size_t size_ = 0;
-  std::size_t replies_ = 0;
-  std::int64_t sent_ns_ = 0;
-  decimal lease_;
-  bool reads_ = false;
-};
-
 // ---- the core ----------------------------------------------------------------------------------
 
 client_core::client_core(const asio::any_io_executor& ex, const config& c)
@@ -165,8 +74,8 @@ client_core::client_core(const asio::any_io_executor& ex, const config& c)
       config_error(c.validate(ep)),
       id(random_uuid()),
       holds(config_error ? 1 : c.max_held_locks),
-      renewal_timer(ex),
-      drain_timer(ex) {
+      drain_timer(ex),
+      dog(*this) {
   if (config_error) return;
   commands = std::make_shared<connection>(ex, ep, cfg, connection::role::command);
 }
@@ -243,7 +152,7 @@ std::uint32_t client_core::record_acquired(std::string_view name, std::int64_t o
   h.lease_ms = h.watchdog ? watchdog_ms() : lease_ms;
   h.confirmed_ns = sent_ns;
   h.expires_ns = h.watchdog ? 0 : sent_ns + lease_ms * ms_to_ns;
-  if (h.watchdog) arm_renewal();
+  if (h.watchdog) dog.arm();
   return i;
 }
 
@@ -284,21 +193,6 @@ void client_core::lease_lost(std::uint32_t index) {
   if (on_lost) on_lost(h.name, h.owner);
 }
 
-void client_core::arm_renewal(std::int64_t delay_ns) {
-  if (renewal_armed || stopped) return;
-  renewal_armed = true;
-  if (delay_ns < 0) {
-    renewal_timer.expires_after(cfg.watchdog_timeout / 3);
-  } else {
-    renewal_timer.expires_after(std::chrono::nanoseconds(delay_ns));
-  }
-  renewal_timer.async_wait([self = shared_from_this()](std::error_code ec) {
-    if (ec || self->stopped) return;
-    self->renewal_armed = false;
-    self->renew();
-  });
-}
-
 void client_core::close() {
   if (closed_) return;
   closed_ = true;
@@ -319,61 +213,6 @@ void client_core::drain(std::int64_t until_ns) {
   });
 }
 
-void client_core::send_renewals() {
-  // A few batches at a time: 10,000 held locks must not turn into one 700 KB write that keeps the
-  // server busy for tens of milliseconds and the output buffer large ever after.
-  while (!stopped && renewals_in_flight < max_renewals_in_flight && !renewals_waiting.empty()) {
-    renew_batch* batch = renewals_waiting.front();
-    renewals_waiting.pop_front();
-    if (batch->send()) {
-      ++renewals_in_flight;
-    } else {
-      renew_batches.give_back(batch);
-    }
-  }
-}
-
-void client_core::renew() {
-  // Batches of the previous run still waiting are stale: this run rebuilds them.
-  while (!renewals_waiting.empty()) {
-    renew_batches.give_back(renewals_waiting.front());
-    renewals_waiting.pop_front();
-  }
-  const std::int64_t now = port::monotonic_ns();
-  const std::int64_t lease_ns = watchdog_ms() * 1'000'000;
-  std::int64_t next_run_ns = std::chrono::nanoseconds(cfg.watchdog_timeout / 3).count();
-  renew_batch* batches[2] = {nullptr, nullptr};  // hash-field holds, read holds
-  bool any = false;
-  for (std::uint32_t i = 0; i < holds.capacity(); ++i) {
-    const hold& h = holds[i];
-    if (!h.in_use || !h.watchdog || h.lost) continue;
-    if (now - h.confirmed_ns >= lease_ns) {
-      lease_lost(i);  // not confirmed for a whole lease: it has expired on the server
-      continue;
-    }
-    // A lease whose renewals keep failing may end before the next regular run (holds are confirmed
-    // out of step with the runs): run again when it ends, so the holder hears of it then, not later.
-    next_run_ns = std::min(next_run_ns, h.confirmed_ns + lease_ns - now);
-    any = true;
-    const bool reads = h.field == hold_field::read;
-    renew_batch*& batch = batches[reads ? 1 : 0];
-    if (batch == nullptr) {
-      batch = renew_batches.take(*this);
-      batch->clear(reads);
-    }
-    batch->add(i);
-    if (batch->full()) {
-      renewals_waiting.push_back(batch);
-      batch = nullptr;
-    }
-  }
-  for (renew_batch* batch : batches) {
-    if (batch != nullptr) renewals_waiting.push_back(batch);
-  }
-  send_renewals();
-  if (any) arm_renewal(next_run_ns);
-}
-
 // ---- entry points --------------------------------------------------------------------------------
 
 std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg) {
@@ -383,7 +222,7 @@ std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, c
 void shutdown(client_core& core) {
   if (core.stopped) return;
   core.stopped = true;
-  core.renewal_timer.cancel();
+  core.dog.stop();
   // Parked waiters wake with shutting_down now (a fair waiter leaves its queue on the way out);
   // whatever they and the running operations still send goes out before the connection closes.
   if (core.subs) core.subs->stop();

@@ -1,9 +1,9 @@
 // The engine behind deadbolt::client: configuration, the command connection, the subscriber, the
-// held-lock table and the watchdog. Everything here runs on the client's executor.
+// held-lock table (and the watchdog that renews it, src/detail/watchdog.cpp). Everything here runs on
+// the client's executor.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -16,6 +16,7 @@
 #include "detail/holds.hpp"
 #include "detail/op_pool.hpp"
 #include "detail/subscriber.hpp"
+#include "detail/watchdog.hpp"
 
 namespace deadbolt::detail {
 
@@ -33,7 +34,6 @@ class operation {
 class acquire_op;
 class unlock_op;
 class query_op;
-class renew_batch;
 class fire_and_forget;
 class sync_op;
 
@@ -67,10 +67,9 @@ class client_core : public std::enable_shared_from_this<client_core> {
   /// A hold that is not renewed and whose lease has ended.
   static bool lapsed(const hold& h, std::int64_t now_ns);
   void lease_lost(std::uint32_t hold_index);
-  /// Arms the watchdog's next run: a third of the lease from now, or after `delay_ns` if given.
-  void arm_renewal(std::int64_t delay_ns = -1);
-  void renew();
-  void send_renewals();
+  /// The route (server) that serves `key`; requests of one route may share a script call. One server
+  /// here: one route. (A cluster maps the key's slot to its master.)
+  std::uint32_t route_of(std::string_view /*key*/) const { return 0; }
 
   std::int64_t watchdog_ms() const { return cfg.watchdog_timeout.count(); }
   std::int64_t latch_ttl_ms() const;
@@ -98,19 +97,14 @@ class client_core : public std::enable_shared_from_this<client_core> {
   hold_table holds;
   lease_lost_handler on_lost;
 
-  asio::steady_timer renewal_timer;
-  bool renewal_armed = false;
   asio::steady_timer drain_timer;
 
   op_pool<acquire_op> acquire_ops;
   op_pool<unlock_op> unlock_ops;
   op_pool<query_op> query_ops;
-  op_pool<renew_batch> renew_batches;
-  std::deque<renew_batch*> renewals_waiting;  // built by the last run, not yet sent
-  int renewals_in_flight = 0;
-  static constexpr int max_renewals_in_flight = 4;
   op_pool<fire_and_forget> forgotten;
   op_pool<sync_op> sync_ops;  ///< semaphores and latches (src/sync/)
+  watchdog dog;  ///< renews the holds without a fixed lease (src/detail/watchdog.cpp)
 
  private:
   bool closed_ = false;

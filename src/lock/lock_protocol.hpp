@@ -90,6 +90,14 @@ const lock_protocol& fair_protocol();
 const lock_protocol& read_protocol();
 const lock_protocol& write_protocol();
 
+/// The watchdog's batches (src/lock/renewal.cpp): holds of one renewal kind share a script call.
+hold_field renewal_kind(hold_field field);
+/// How many holds of `kind` fit a batch of at most `max_keys` keys.
+std::size_t renewal_batch_limit(hold_field kind, std::size_t max_keys);
+/// Writes the renewal of `holds` (all of `kind`); the reply is one flag per hold.
+void encode_renewal(resp::encoder& e, request& r, hold_field kind, const hold* const holds[], std::size_t n,
+                    std::string_view lease_ms, std::string_view client_id);
+
 /// A read hold's timeout key prefix, "{name}:<uuid>:<owner>:rwlock_timeout" (PROTOCOL.md §4), as one
 /// bulk string.
 void read_timeout_prefix(resp::encoder& e, std::string_view name, const owner_ref& who);
