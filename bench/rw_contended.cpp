@@ -37,7 +37,7 @@ run_result contend(deadbolt::bench::server_probe& probe, const deadbolt::config&
   std::atomic<std::uint64_t> reads{0}, writes{0};
   std::vector<std::string> errors(static_cast<std::size_t>(readers) + 1);
   const std::chrono::milliseconds lease(lease_ms);
-  auto loop = [&](deadbolt::blocking_lock lock, std::atomic<std::uint64_t>& count, std::string& error) {
+  auto loop = [&](auto lock, std::atomic<std::uint64_t>& count, std::string& error) {  // a read or write half
     ++ready;
     while (!go.load()) std::this_thread::yield();
     while (!stop.load(std::memory_order_relaxed)) {

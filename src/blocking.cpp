@@ -104,11 +104,11 @@ std::error_code blocking_client::connect() {
 }
 
 blocking_lock blocking_client::lock(std::string_view name) {
-  return blocking_lock(loop_->core, loop_->io->get_executor(), name, detail::lock_kind::reentrant);
+  return blocking_lock(loop_->core, loop_->io->get_executor(), name);
 }
 
-blocking_lock blocking_client::fair_lock(std::string_view name) {
-  return blocking_lock(loop_->core, loop_->io->get_executor(), name, detail::lock_kind::fair);
+blocking_fair_lock blocking_client::fair_lock(std::string_view name) {
+  return blocking_fair_lock(loop_->core, loop_->io->get_executor(), name);
 }
 
 blocking_read_write_lock blocking_client::read_write_lock(std::string_view name) {
@@ -190,29 +190,46 @@ bool blocking_lock_base::lease_lost() {
 
 }  // namespace detail
 
-// ---- blocking_lock ----------------------------------------------------------------------------------
+// ---- blocking_lock and the other kinds -----------------------------------------------------------------
 
-blocking_lock::blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex,
-                             std::string_view name, detail::lock_kind kind)
-    : blocking_lock_base(std::move(core), std::move(ex), name, kind) {}
+template <detail::lock_kind Kind>
+basic_blocking_lock<Kind>::basic_blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex,
+                                               std::string_view name)
+    : blocking_lock_base(std::move(core), std::move(ex), name, Kind) {}
 
 blocking_read_write_lock::blocking_read_write_lock(std::shared_ptr<detail::client_core> core,
                                                    asio::any_io_executor ex, std::string_view name)
-    : read_(core, ex, name, detail::lock_kind::read), write_(std::move(core), std::move(ex), name, detail::lock_kind::write) {}
+    : read_(core, ex, name), write_(std::move(core), std::move(ex), name) {}
 
-bool blocking_lock::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
+template <detail::lock_kind Kind>
+bool basic_blocking_lock<Kind>::try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec) {
   return acquire(timed_wait_ms(wait_ms), lease_ms, ec) != 0;
 }
 
-bool blocking_lock::try_acquire_or_throw(std::int64_t wait_ms) {
+template <detail::lock_kind Kind>
+bool basic_blocking_lock<Kind>::try_acquire_or_throw(std::int64_t wait_ms) {
   return acquire_or_throw(timed_wait_ms(wait_ms), 0, "try_lock") != 0;
 }
 
-void blocking_lock::lock(std::chrono::milliseconds lease, std::error_code& ec) { acquire(forever, lease.count(), ec); }
+template <detail::lock_kind Kind>
+void basic_blocking_lock<Kind>::lock(std::chrono::milliseconds lease, std::error_code& ec) {
+  acquire(forever, lease.count(), ec);
+}
 
-void blocking_lock::lock(std::chrono::milliseconds lease) { acquire_or_throw(forever, lease.count(), "lock"); }
+template <detail::lock_kind Kind>
+void basic_blocking_lock<Kind>::lock(std::chrono::milliseconds lease) {
+  acquire_or_throw(forever, lease.count(), "lock");
+}
 
-bool blocking_lock::try_lock() { return try_acquire_or_throw(0); }
+template <detail::lock_kind Kind>
+bool basic_blocking_lock<Kind>::try_lock() {
+  return try_acquire_or_throw(0);
+}
+
+template class basic_blocking_lock<detail::lock_kind::reentrant>;
+template class basic_blocking_lock<detail::lock_kind::fair>;
+template class basic_blocking_lock<detail::lock_kind::read>;
+template class basic_blocking_lock<detail::lock_kind::write>;
 
 // ---- blocking_fenced_lock ---------------------------------------------------------------------------
 

@@ -27,7 +27,16 @@
 
 namespace deadbolt {
 
-class blocking_lock;
+template <detail::lock_kind Kind>
+class basic_blocking_lock;
+/// A reentrant lock (Redisson RLock) used from threads.
+using blocking_lock = basic_blocking_lock<detail::lock_kind::reentrant>;
+/// A fair lock (Redisson RFairLock) used from threads.
+using blocking_fair_lock = basic_blocking_lock<detail::lock_kind::fair>;
+/// The read (shared) half of a read/write lock used from threads.
+using blocking_read_lock = basic_blocking_lock<detail::lock_kind::read>;
+/// The write (exclusive) half of a read/write lock used from threads.
+using blocking_write_lock = basic_blocking_lock<detail::lock_kind::write>;
 class blocking_fenced_lock;
 class blocking_read_write_lock;
 class blocking_semaphore;
@@ -55,7 +64,7 @@ class blocking_client {
   /// a fencing token.
   blocking_fenced_lock fenced_lock(std::string_view name);
   /// A fair lock (Redisson RFairLock) named `name`: granted in arrival order (see fair_lock.hpp).
-  blocking_lock fair_lock(std::string_view name);
+  blocking_fair_lock fair_lock(std::string_view name);
   /// A read/write lock (Redisson RReadWriteLock) named `name`; std::shared_lock takes its reads.
   blocking_read_write_lock read_write_lock(std::string_view name);
 
@@ -114,13 +123,16 @@ class blocking_lock_base {
 
 }  // namespace detail
 
-/// A named reentrant lock used from threads. Meets TimedLockable: lock(), try_lock(), try_lock_for(),
-/// try_lock_until(), unlock().
+/// A named lock of one kind used from threads (blocking_lock: reentrant; blocking_fair_lock,
+/// blocking_read_lock, blocking_write_lock). Each kind is its own type, so a composite such as
+/// blocking_multi_lock accepts only the kind it can lock correctly. Meets TimedLockable: lock(),
+/// try_lock(), try_lock_for(), try_lock_until(), unlock().
 ///
 /// Errors: the plain forms throw std::system_error (in builds without exceptions they end the process
 /// through the port's fatal hook, as Asio does); the std::error_code& forms never do. unlock() never
 /// throws: use unlock(std::error_code&) to see its outcome.
-class blocking_lock : public detail::blocking_lock_base {
+template <detail::lock_kind Kind>
+class basic_blocking_lock : public detail::blocking_lock_base {
  public:
   /// Waits as long as it takes. `lease` zero (the default) means the watchdog keeps the lease.
   void lock(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
@@ -131,6 +143,7 @@ class blocking_lock : public detail::blocking_lock_base {
   bool try_lock();
   bool try_lock(std::error_code& ec) { return try_acquire(0, 0, ec); }
 
+  /// A zero or negative wait is one attempt (std::timed_mutex's rule).
   template <typename Rep, typename Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
     return try_acquire_or_throw(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
@@ -148,11 +161,15 @@ class blocking_lock : public detail::blocking_lock_base {
  private:
   friend class blocking_client;
   friend class blocking_read_write_lock;
-  blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name,
-                detail::lock_kind kind);
+  basic_blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
   bool try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
   bool try_acquire_or_throw(std::int64_t wait_ms);
 };
+
+extern template class basic_blocking_lock<detail::lock_kind::reentrant>;
+extern template class basic_blocking_lock<detail::lock_kind::fair>;
+extern template class basic_blocking_lock<detail::lock_kind::read>;
+extern template class basic_blocking_lock<detail::lock_kind::write>;
 
 /// A named fenced lock used from threads: blocking_lock, but every acquisition (reentrant ones too)
 /// returns a fencing token, a number that strictly increases across all clients (Java ones
@@ -202,8 +219,8 @@ class blocking_fenced_lock : public detail::blocking_lock_base {
 /// read() and write() give each half with its error_code forms and queries. Errors as blocking_lock.
 class blocking_read_write_lock {
  public:
-  blocking_lock& read() noexcept { return read_; }
-  blocking_lock& write() noexcept { return write_; }
+  blocking_read_lock& read() noexcept { return read_; }
+  blocking_write_lock& write() noexcept { return write_; }
   const std::string& name() const noexcept { return read_.name(); }
 
   void lock() { write_.lock(); }
@@ -234,8 +251,8 @@ class blocking_read_write_lock {
   friend class blocking_client;
   blocking_read_write_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
 
-  blocking_lock read_;
-  blocking_lock write_;
+  blocking_read_lock read_;
+  blocking_write_lock write_;
 };
 
 namespace detail {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "deadbolt/deadbolt.hpp"
@@ -284,3 +285,12 @@ TEST_CASE("a handle that outlives its blocking_client answers shutting_down") {
     CHECK(e == errc::shutting_down);
   }, 10s));
 }
+
+// Each kind is its own type: a composite takes only what it can lock correctly (a fair lock or a
+// read half in a blocking_multi_lock used to compile and be taken with the reentrant script).
+static_assert(!std::is_convertible_v<deadbolt::blocking_fair_lock, deadbolt::blocking_lock>);
+static_assert(!std::is_convertible_v<deadbolt::blocking_read_lock, deadbolt::blocking_lock>);
+static_assert(!std::is_convertible_v<deadbolt::blocking_write_lock, deadbolt::blocking_lock>);
+static_assert(!std::is_constructible_v<deadbolt::blocking_multi_lock, std::vector<deadbolt::blocking_fair_lock>>);
+static_assert(!std::is_constructible_v<deadbolt::blocking_red_lock, std::vector<deadbolt::blocking_read_lock>>);
+static_assert(std::is_constructible_v<deadbolt::blocking_multi_lock, std::vector<deadbolt::blocking_lock>>);

@@ -168,13 +168,13 @@ TEST_CASE("fair lock: the blocking API with std::lock_guard and std::unique_lock
   auto la = a.fair_lock(name);
   auto lb = b.fair_lock(name);
   {
-    std::lock_guard<deadbolt::blocking_lock> guard(la);
+    std::lock_guard<deadbolt::blocking_fair_lock> guard(la);
     CHECK(redis.cli("hexists " + name + " " + a.id() + ":" +
                     std::to_string(static_cast<std::int64_t>(deadbolt::port::thread_id()))) == "1");
-    std::unique_lock<deadbolt::blocking_lock> other(lb, std::defer_lock);
+    std::unique_lock<deadbolt::blocking_fair_lock> other(lb, std::defer_lock);
     CHECK_FALSE(other.try_lock_for(100ms));
     CHECK(redis.cli("exists " + queue_key(name)) == "0");  // it gave up and left
   }
-  std::unique_lock<deadbolt::blocking_lock> other(lb, std::defer_lock);
+  std::unique_lock<deadbolt::blocking_fair_lock> other(lb, std::defer_lock);
   CHECK(other.try_lock_for(1s));
 }
