@@ -71,9 +71,14 @@ class multi_lock_base {
  protected:
   multi_lock_base(executor_type ex, std::vector<reentrant_lock> locks, multi_kind kind)
       : core_(make_multi_core(std::move(ex), std::move(locks), kind)) {}
+  /// On the first member's executor.
+  multi_lock_base(std::vector<reentrant_lock> locks, multi_kind kind)
+      : core_(on_first_executor(std::move(locks), kind)) {}
 
-  static executor_type first_executor(const std::vector<reentrant_lock>& locks) {
-    return locks.empty() ? executor_type(asio::system_executor()) : locks.front().get_executor();
+  static std::shared_ptr<multi_core> on_first_executor(std::vector<reentrant_lock> locks, multi_kind kind) {
+    // Its own statement: a by-value vector parameter beside it may be moved into first (GCC does).
+    executor_type ex = locks.empty() ? executor_type(asio::system_executor()) : locks.front().get_executor();
+    return make_multi_core(std::move(ex), std::move(locks), kind);
   }
 
   template <typename Result, typename Token>
@@ -128,7 +133,7 @@ class multi_lock_base {
 class multi_lock : public detail::multi_lock_base {
  public:
   explicit multi_lock(std::vector<reentrant_lock> locks)
-      : multi_lock_base(first_executor(locks), std::move(locks), detail::multi_kind::all) {}
+      : multi_lock_base(std::move(locks), detail::multi_kind::all) {}
   multi_lock(executor_type ex, std::vector<reentrant_lock> locks)
       : multi_lock_base(std::move(ex), std::move(locks), detail::multi_kind::all) {}
 
@@ -182,7 +187,7 @@ class multi_lock : public detail::multi_lock_base {
 class red_lock : public detail::multi_lock_base {
  public:
   explicit red_lock(std::vector<reentrant_lock> locks)
-      : multi_lock_base(first_executor(locks), std::move(locks), detail::multi_kind::quorum) {}
+      : multi_lock_base(std::move(locks), detail::multi_kind::quorum) {}
   red_lock(executor_type ex, std::vector<reentrant_lock> locks)
       : multi_lock_base(std::move(ex), std::move(locks), detail::multi_kind::quorum) {}
 

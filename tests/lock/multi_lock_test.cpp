@@ -320,3 +320,57 @@ TEST_CASE("a composite waiting milliseconds::max() waits") {
   CHECK(call<bool>([&](auto cb) { multi.async_try_lock(1, std::chrono::milliseconds::max(), 0ms, cb); }).value);
   CHECK_FALSE(call<errors>([&](auto cb) { multi.async_unlock(1, cb); }).ec);
 }
+
+namespace {
+
+/// Three clients, each on its own io_context and thread (server i for client i), and a blocker
+/// client per server, so a member can be held by someone else.
+struct three_loops {
+  std::vector<deadbolt::test::redis_server> servers = deadbolt::test::redis_servers();
+  deadbolt::test::io_thread loops[3];
+  deadbolt::test::io_thread blocker_loop;
+  std::vector<std::unique_ptr<deadbolt::client>> members;
+  deadbolt::test::clients blockers{blocker_loop, servers};
+  std::string name;
+
+  explicit three_loops(const char* base) : name(unique_name(base)) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto cfg = deadbolt::test::fast_config(servers[i]);
+      members.push_back(std::make_unique<deadbolt::client>(loops[i].executor(), cfg));
+    }
+  }
+  ~three_loops() { members.clear(); }  // shut down before their loops stop
+
+  std::vector<deadbolt::reentrant_lock> locks() const {
+    return {members[0]->lock(name), members[1]->lock(name), members[2]->lock(name)};
+  }
+  void block(std::size_t i) {
+    auto l = blockers.all[i]->lock(name);
+    REQUIRE(call<bool>([&](auto cb) { l.async_try_lock(9, cb); }).value);
+  }
+  void check_nothing_held(deadbolt::owner_id owner) const {
+    for (std::size_t i = 0; i < 3; ++i) {
+      CHECK(servers[i].cli("hexists " + name + " " + members[i]->id() + ":" + std::to_string(owner)) == "0");
+    }
+  }
+  void release_blocker(std::size_t i) {
+    auto l = blockers.all[i]->lock(name);
+    CHECK(servers[i].cli("hget " + name + " " + blockers.all[i]->id() + ":9") == "1");
+    CHECK_FALSE(call([&](auto cb) { l.async_unlock(9, cb); }).ec);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("multi lock and red lock run on a strand of their first member's executor") {
+  three_loops s("multi-loops-executor");
+  auto thread_of = [](const asio::any_io_executor& ex) {
+    std::promise<std::thread::id> id;
+    asio::post(ex, [&] { id.set_value(std::this_thread::get_id()); });
+    return id.get_future().get();
+  };
+  deadbolt::multi_lock multi(s.locks());
+  deadbolt::red_lock red(s.locks());
+  CHECK(thread_of(multi.get_executor()) == s.loops[0].thread.get_id());
+  CHECK(thread_of(red.get_executor()) == s.loops[0].thread.get_id());
+}
