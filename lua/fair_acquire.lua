@@ -1,4 +1,4 @@
--- Fair lock: acquire, re-enter, or take (or keep) a place in the FIFO queue (PROTOCOL.md §3,
+-- Fair lock: acquire, re-enter, or take (or keep) a place in the FIFO queue (docs/protocol.md §3,
 -- Redisson RedissonFairLock tryLockInnerAsync, waiting variant).
 -- KEYS[1] lock hash, KEYS[2] queue "redisson_lock_queue:{name}", KEYS[3] timeouts "redisson_lock_timeout:{name}"
 -- ARGV[1] lease in ms, ARGV[2] owner field, ARGV[3] waiter timeout in ms, ARGV[4] now (client wall clock ms)

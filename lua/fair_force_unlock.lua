@@ -1,4 +1,4 @@
--- Fair lock: delete whoever holds it and wake the queue's head (PROTOCOL.md §3 forceUnlock).
+-- Fair lock: delete whoever holds it and wake the queue's head (docs/protocol.md §3 forceUnlock).
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] timeouts, KEYS[4] channel base
 -- ARGV[1] unlock message "0", ARGV[2] now (client wall clock ms), ARGV[3] publish command
 -- Returns 1 if a lock was deleted, else 0.

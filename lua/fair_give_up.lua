@@ -1,4 +1,4 @@
--- Fair lock: a waiter that stops waiting leaves the queue (PROTOCOL.md §3, acquireFailedAsync).
+-- Fair lock: a waiter that stops waiting leaves the queue (docs/protocol.md §3, acquireFailedAsync).
 -- KEYS[1] queue, KEYS[2] timeouts, KEYS[3] lock hash, KEYS[4] channel base
 -- ARGV[1] owner field, ARGV[2] waiter timeout in ms, ARGV[3] unlock message "0", ARGV[4] publish command
 -- Everyone behind it moves up one place. Our addition: if the lock is free, the new head is told

@@ -1,4 +1,4 @@
--- Fair lock: one attempt that never joins the queue (PROTOCOL.md §3, tryLock() without a wait).
+-- Fair lock: one attempt that never joins the queue (docs/protocol.md §3, tryLock() without a wait).
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] timeouts
 -- ARGV[1] lease in ms, ARGV[2] owner field, ARGV[3] now (client wall clock ms), ARGV[4] waiter timeout in ms
 -- Returns {the owner's new hold count} when acquired (Redisson: nil), 1 when not.

@@ -1,4 +1,4 @@
--- Fair lock: release one hold, idempotently, and wake the queue's head (PROTOCOL.md §3 and §1.4).
+-- Fair lock: release one hold, idempotently, and wake the queue's head (docs/protocol.md §3 and §1.4).
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] timeouts, KEYS[4] channel base "redisson_lock__channel:{name}",
 -- KEYS[5] unlock latch
 -- ARGV[1] unlock message "0", ARGV[2] lease in ms for a remaining hold, ARGV[3] owner field,

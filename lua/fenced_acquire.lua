@@ -1,4 +1,4 @@
--- Fenced lock: acquire or re-enter, and take the next fencing token (PROTOCOL.md §6,
+-- Fenced lock: acquire or re-enter, and take the next fencing token (docs/protocol.md §6,
 -- Redisson RFencedLock *AndGetToken).
 -- KEYS[1] lock hash, KEYS[2] token counter "redisson_lock_token:{name}" (no TTL; Java's
 -- RFencedLock.delete() deletes it)

@@ -1,4 +1,4 @@
--- Count-down latch: one count down (PROTOCOL.md §10, countDown).
+-- Count-down latch: one count down (docs/protocol.md §10, countDown).
 -- KEYS[1] latch, KEYS[2] channel
 -- ARGV[1] zero message "0", ARGV[2] publish command
 -- Deletes the latch at zero (publishing "0" when it reaches exactly zero); returns the new count.

@@ -1,4 +1,4 @@
--- Count-down latch: delete it (PROTOCOL.md §10, delete).
+-- Count-down latch: delete it (docs/protocol.md §10, delete).
 -- KEYS[1] latch, KEYS[2] channel
 -- ARGV[1] new-count message "1", ARGV[2] publish command
 -- Returns 1 if it existed (and publishes), else 0.

@@ -1,4 +1,4 @@
--- Count-down latch: set the count only if the latch does not exist (PROTOCOL.md §10, trySetCount).
+-- Count-down latch: set the count only if the latch does not exist (docs/protocol.md §10, trySetCount).
 -- KEYS[1] latch (STRING count), KEYS[2] channel redisson_countdownlatch__channel__{name}
 -- ARGV[1] new-count message "1", ARGV[2] count, ARGV[3] publish command
 -- Returns 1 when set (and published), else 0.

@@ -1,4 +1,4 @@
--- Reentrant lock: acquire or re-enter (PROTOCOL.md §2, Redisson tryLockInnerAsync).
+-- Reentrant lock: acquire or re-enter (docs/protocol.md §2, Redisson tryLockInnerAsync).
 -- KEYS[1] lock hash
 -- ARGV[1] lease in ms, ARGV[2] owner field "<client uuid>:<owner id>"
 -- Returns {the owner's new hold count} when acquired (Redisson answers nil; the count lets the client

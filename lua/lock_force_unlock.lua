@@ -1,4 +1,4 @@
--- Reentrant lock: delete whoever holds it and wake a waiter (PROTOCOL.md §2 forceUnlock).
+-- Reentrant lock: delete whoever holds it and wake a waiter (docs/protocol.md §2 forceUnlock).
 -- KEYS[1] lock hash, KEYS[2] lock channel
 -- ARGV[1] unlock message "0", ARGV[2] publish command
 -- Returns 1 if a lock was deleted, else 0.

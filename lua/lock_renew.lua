@@ -1,4 +1,4 @@
--- Watchdog: extend every lock in the batch that its owner still holds (PROTOCOL.md §11, LockTask).
+-- Watchdog: extend every lock in the batch that its owner still holds (docs/protocol.md §11, LockTask).
 -- KEYS[1..n] lock hashes (one cluster slot)
 -- ARGV[1] lease in ms, ARGV[1+i] owner field of KEYS[i]
 -- Returns one flag per key: 1 renewed, 0 no longer held by that owner (or not a lock hash at all:

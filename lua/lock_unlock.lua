@@ -1,4 +1,4 @@
--- Reentrant lock: release one hold, idempotently (PROTOCOL.md §2 and §1.4, the unlock latch).
+-- Reentrant lock: release one hold, idempotently (docs/protocol.md §2 and §1.4, the unlock latch).
 -- KEYS[1] lock hash, KEYS[2] lock channel, KEYS[3] unlock latch "redisson_unlock_latch:{name}:<request id>"
 -- ARGV[1] unlock message "0", ARGV[2] lease in ms for a remaining hold, ARGV[3] owner field,
 -- ARGV[4] publish command ("publish" or "spublish"), ARGV[5] latch TTL in ms

@@ -1,4 +1,4 @@
--- Permit-expirable semaphore: acquire permits with a lease (PROTOCOL.md §9, Redisson tryAcquireAsync).
+-- Permit-expirable semaphore: acquire permits with a lease (docs/protocol.md §9, Redisson tryAcquireAsync).
 -- KEYS[1] semaphore (STRING: available count), KEYS[2] {name}:timeout (ZSET: raw 16-byte permit id ->
 --   expiry ms, or NONEXP), KEYS[3] channel redisson_sc:{name}
 -- ARGV[1] count, ARGV[2] expiry ms (client now + lease, or NONEXP), ARGV[3] client now ms,

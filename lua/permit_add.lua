@@ -1,4 +1,4 @@
--- Permit-expirable semaphore: add (or, negative, remove) permits (PROTOCOL.md §9, Redisson
+-- Permit-expirable semaphore: add (or, negative, remove) permits (docs/protocol.md §9, Redisson
 -- RPermitExpirableSemaphore.addPermits).
 -- KEYS[1] semaphore, KEYS[2] channel
 -- ARGV[1] permits to add, ARGV[2] publish command

@@ -1,4 +1,4 @@
--- Permit-expirable semaphore: reclaim expired permits, then count (PROTOCOL.md §9, availablePermits).
+-- Permit-expirable semaphore: reclaim expired permits, then count (docs/protocol.md §9, availablePermits).
 -- KEYS[1] semaphore, KEYS[2] {name}:timeout, KEYS[3] channel
 -- ARGV[1] client now ms, ARGV[2] publish command
 -- Returns the available count.

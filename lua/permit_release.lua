@@ -1,4 +1,4 @@
--- Permit-expirable semaphore: release one permit by id (PROTOCOL.md §9, Redisson tryRelease).
+-- Permit-expirable semaphore: release one permit by id (docs/protocol.md §9, Redisson tryRelease).
 -- KEYS[1] semaphore, KEYS[2] channel, KEYS[3] {name}:timeout
 -- ARGV[1] permit id (16 raw bytes), ARGV[2] permits (1), ARGV[3] client now ms, ARGV[4] publish command
 -- Returns 1 when released; 0 if the id was unknown, or had expired (its permit is returned anyway).

@@ -1,4 +1,4 @@
--- Permit-expirable semaphore: give a held permit a new lease (PROTOCOL.md §9, updateLeaseTime).
+-- Permit-expirable semaphore: give a held permit a new lease (docs/protocol.md §9, updateLeaseTime).
 -- KEYS[1] semaphore, KEYS[2] {name}:timeout
 -- ARGV[1] permit id (16 raw bytes), ARGV[2] new expiry ms, ARGV[3] client now ms
 -- Returns 1 when updated; 0 if the permit is unknown or has expired.

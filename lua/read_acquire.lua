@@ -1,4 +1,4 @@
--- Read lock: take a shared hold (PROTOCOL.md §4, Redisson RedissonReadLock tryLockInnerAsync).
+-- Read lock: take a shared hold (docs/protocol.md §4, Redisson RedissonReadLock tryLockInnerAsync).
 -- KEYS[1] lock hash, KEYS[2] this owner's hold timeout prefix "{name}:<owner field>:rwlock_timeout"
 -- ARGV[1] lease in ms, ARGV[2] owner field "<uuid>:<owner>", ARGV[3] the owner's write field "<uuid>:<owner>:write"
 -- Returns {the owner's new read hold count} when acquired (Redisson: nil) (readers share; the writer itself may also read); otherwise the writer's

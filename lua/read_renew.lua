@@ -1,4 +1,4 @@
--- Watchdog for read holds (PROTOCOL.md §4, ReadLockTask, 4.4+: our own holds only).
+-- Watchdog for read holds (docs/protocol.md §4, ReadLockTask, 4.4+: our own holds only).
 -- KEYS[2i-1] lock hash, KEYS[2i] that owner's hold timeout prefix (all in one cluster slot)
 -- ARGV[1] lease in ms, ARGV[1+i] owner field of pair i
 -- Extends each of the owner's hold timeout keys "<prefix>:1..count", and the lock if any is alive.

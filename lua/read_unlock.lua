@@ -1,4 +1,4 @@
--- Read lock: release one shared hold, idempotently (PROTOCOL.md §4 and §1.4).
+-- Read lock: release one shared hold, idempotently (docs/protocol.md §4 and §1.4).
 -- KEYS[1] lock hash, KEYS[2] channel "redisson_rwlock:{name}", KEYS[3] this owner's hold timeout prefix,
 -- KEYS[4] key prefix "{name}" (the name itself when it has a '{'), KEYS[5] unlock latch
 -- ARGV[1] read unlock message "0", ARGV[2] owner field, ARGV[3] publish command, ARGV[4] latch TTL in ms

@@ -1,4 +1,4 @@
--- Read/write lock: delete it if it is in the given mode, and wake waiters (PROTOCOL.md §4 forceUnlock).
+-- Read/write lock: delete it if it is in the given mode, and wake waiters (docs/protocol.md §4 forceUnlock).
 -- KEYS[1] lock hash, KEYS[2] channel "redisson_rwlock:{name}"
 -- ARGV[1] mode "read" or "write", ARGV[2] message ("0" read, "1" write), ARGV[3] publish command
 -- Returns 1 if it was deleted, else 0.

@@ -1,4 +1,4 @@
--- Semaphore: add (or, negative, remove) permits (PROTOCOL.md §8, addPermits).
+-- Semaphore: add (or, negative, remove) permits (docs/protocol.md §8, addPermits).
 -- KEYS[1] semaphore, KEYS[2] channel
 -- ARGV[1] permits to add, ARGV[2] publish command
 -- Publishes and returns the new available count.

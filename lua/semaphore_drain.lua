@@ -1,4 +1,4 @@
--- Semaphore: take every available permit (PROTOCOL.md §8, drainPermits).
+-- Semaphore: take every available permit (docs/protocol.md §8, drainPermits).
 -- KEYS[1] semaphore
 -- Returns how many were available (0 if the semaphore does not exist).
 local value = redis.call('get', KEYS[1])

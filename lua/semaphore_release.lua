@@ -1,4 +1,4 @@
--- Semaphore: give permits back, whoever took them (PROTOCOL.md §8, Redisson release).
+-- Semaphore: give permits back, whoever took them (docs/protocol.md §8, Redisson release).
 -- KEYS[1] semaphore, KEYS[2] channel redisson_sc:{name}
 -- ARGV[1] permits, ARGV[2] publish command
 -- Publishes and returns the new available count.

@@ -1,4 +1,4 @@
--- Semaphore: take permits if that many are available (PROTOCOL.md §8, Redisson tryAcquire).
+-- Semaphore: take permits if that many are available (docs/protocol.md §8, Redisson tryAcquire).
 -- KEYS[1] semaphore (STRING: available permits; missing = 0)
 -- ARGV[1] permits wanted
 -- Returns 1 when taken, else 0.

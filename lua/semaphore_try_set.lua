@@ -1,4 +1,4 @@
--- Semaphore: set the permits only if the semaphore does not exist yet (PROTOCOL.md §8, trySetPermits).
+-- Semaphore: set the permits only if the semaphore does not exist yet (docs/protocol.md §8, trySetPermits).
 -- KEYS[1] semaphore, KEYS[2] channel
 -- ARGV[1] permits, ARGV[2] publish command
 -- Returns 1 when set (and published), else 0.

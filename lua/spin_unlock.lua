@@ -1,4 +1,4 @@
--- Spin lock: release one hold, idempotently, without publishing (PROTOCOL.md §5 and §1.4).
+-- Spin lock: release one hold, idempotently, without publishing (docs/protocol.md §5 and §1.4).
 -- KEYS[1] lock hash, KEYS[2] unlock latch "redisson_unlock_latch:{name}:<request id>"
 -- ARGV[1] lease in ms for a remaining hold, ARGV[2] owner field, ARGV[3] latch TTL in ms
 -- Returns nil if the owner holds no hold; 0 if still held (reentrant); 1 if released.

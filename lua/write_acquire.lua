@@ -1,4 +1,4 @@
--- Write lock: take the exclusive hold or re-enter it (PROTOCOL.md §4, Redisson RedissonWriteLock).
+-- Write lock: take the exclusive hold or re-enter it (docs/protocol.md §4, Redisson RedissonWriteLock).
 -- KEYS[1] lock hash
 -- ARGV[1] lease in ms, ARGV[2] write field "<uuid>:<owner>:write"
 -- Returns {the owner's new write hold count} when acquired (Redisson: nil); otherwise the holders' remaining TTL in ms. Re-entry adds the lease to

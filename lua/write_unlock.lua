@@ -1,4 +1,4 @@
--- Write lock: release one exclusive hold, idempotently (PROTOCOL.md §4 and §1.4).
+-- Write lock: release one exclusive hold, idempotently (docs/protocol.md §4 and §1.4).
 -- KEYS[1] lock hash, KEYS[2] channel "redisson_rwlock:{name}", KEYS[3] unlock latch
 -- ARGV[1] write unlock message "1", ARGV[2] lease in ms for a remaining hold, ARGV[3] write field,
 -- ARGV[4] publish command, ARGV[5] latch TTL in ms

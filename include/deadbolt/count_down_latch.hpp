@@ -1,4 +1,4 @@
-// Redisson's count-down latch (RCountDownLatch, PROTOCOL.md §10), wire-compatible: the count is the
+// Redisson's count-down latch (RCountDownLatch, docs/protocol.md §10), wire-compatible: the count is the
 // STRING `name`; reaching zero deletes it and publishes "0" on
 // `redisson_countdownlatch__channel__{name}` (braces always added), setting a count publishes "1".
 #pragma once

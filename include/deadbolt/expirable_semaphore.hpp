@@ -1,4 +1,4 @@
-// Redisson's permit-expirable semaphore (RPermitExpirableSemaphore, PROTOCOL.md §9), wire-compatible:
+// Redisson's permit-expirable semaphore (RPermitExpirableSemaphore, docs/protocol.md §9), wire-compatible:
 // the available count is the STRING `name`, each acquired permit is a member of the ZSET
 // `{name}:timeout` (its id's 16 raw bytes, scored by its expiry), releases publish on
 // `redisson_sc:{name}`. A permit whose lease ends comes back by itself (the next acquire, release or

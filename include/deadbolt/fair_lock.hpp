@@ -5,7 +5,7 @@
 
 namespace deadbolt {
 
-/// A reentrant lock granted in arrival order (PROTOCOL.md §3). It shares the reentrant lock's hash, so
+/// A reentrant lock granted in arrival order (docs/protocol.md §3). It shares the reentrant lock's hash, so
 /// it excludes a reentrant_lock of the same name; waiters queue in a Redis list with a deadline each
 /// (a zset), and an unlock wakes only the head of the queue.
 ///

@@ -1,4 +1,4 @@
-// Redisson's RedissonMultiLock and RedissonRedLock (PROTOCOL.md §7): client-side compositions of
+// Redisson's RedissonMultiLock and RedissonRedLock (docs/protocol.md §7): client-side compositions of
 // reentrant locks that may live on different clients, servers and executors. Nothing about the
 // composite is stored in Redis; each member is an ordinary reentrant_lock (same keys and scripts).
 //

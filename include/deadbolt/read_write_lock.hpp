@@ -25,7 +25,7 @@ class write_lock : public detail::flag_lock<detail::lock_kind::write> {
   using flag_lock::flag_lock;
 };
 
-/// A read/write lock (PROTOCOL.md §4): both halves share the hash `name` and the channel
+/// A read/write lock (docs/protocol.md §4): both halves share the hash `name` and the channel
 /// redisson_rwlock:{name}. There is no writer preference (as in Redisson): a steady stream of readers
 /// can keep a writer waiting.
 class read_write_lock {

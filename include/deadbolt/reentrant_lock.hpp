@@ -207,7 +207,7 @@ class fenced_lock : public detail::lock_base {
   }
 };
 
-/// A spin lock (Redisson RSpinLock, PROTOCOL.md §5): the reentrant lock's hash and acquire script, so
+/// A spin lock (Redisson RSpinLock, docs/protocol.md §5): the reentrant lock's hash and acquire script, so
 /// it excludes a reentrant_lock of the same name, but no pub/sub at all. A waiter backs off
 /// (`spin_backoff`) and tries again; unlock publishes nothing (so it does not wake reentrant_lock
 /// waiters: they re-check after the holder's TTL) and force unlock is a plain DEL. Use it where

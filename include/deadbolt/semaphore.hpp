@@ -1,4 +1,4 @@
-// Redisson's semaphore (RSemaphore, PROTOCOL.md §8), wire-compatible: the permits are the STRING
+// Redisson's semaphore (RSemaphore, docs/protocol.md §8), wire-compatible: the permits are the STRING
 // `name`, releases publish the new count on `redisson_sc:{name}`. No owner: anyone may release.
 #pragma once
 

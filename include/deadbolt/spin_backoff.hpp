@@ -1,4 +1,4 @@
-// How a spin lock (Redisson RSpinLock, PROTOCOL.md §5) waits between attempts while the lock is taken:
+// How a spin lock (Redisson RSpinLock, docs/protocol.md §5) waits between attempts while the lock is taken:
 // it never subscribes to the lock's channel, it sleeps and tries again.
 #pragma once
 

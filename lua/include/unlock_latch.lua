@@ -1,4 +1,4 @@
--- The unlock latch (PROTOCOL.md §1.4), shared by the unlock scripts: a retry of one unlock (the same
+-- The unlock latch (docs/protocol.md §1.4), shared by the unlock scripts: a retry of one unlock (the same
 -- request id, so the same latch key) gets the first attempt's answer instead of releasing twice.
 -- The earlier answer (0 or 1), or false if this is the first attempt.
 local function latched(latch)

@@ -12,7 +12,7 @@ namespace deadbolt::detail {
 
 /// Which hash field a hold is, and so how the watchdog renews it: "<uuid>:<owner>" (reentrant, fenced,
 /// spin, fair), "<uuid>:<owner>:write" (write lock), or a read lock's count field, whose lease lives in
-/// per-hold timeout keys (PROTOCOL.md §4). One owner may hold a name's write and read locks at once.
+/// per-hold timeout keys (docs/protocol.md §4). One owner may hold a name's write and read locks at once.
 enum class hold_field : std::uint8_t { plain, write, read };
 
 struct hold {

@@ -1,4 +1,4 @@
-// Redisson's key and channel naming (PROTOCOL.md §0): every auxiliary key carries the lock name's hash
+// Redisson's key and channel naming (docs/protocol.md §0): every auxiliary key carries the lock name's hash
 // tag so that it lands in the same cluster slot as the bare name.
 #pragma once
 

@@ -23,7 +23,7 @@ namespace deadbolt::detail {
 
 enum class wake_reason { message, timeout, resubscribed, cancelled, shutdown };
 
-/// How many local waiters one message wakes (Redisson's per-kind policy, PROTOCOL.md §12).
+/// How many local waiters one message wakes (Redisson's per-kind policy, docs/protocol.md §12).
 enum class wake_policy : std::uint8_t {
   one,          ///< lock channels: one waiter per unlock message
   all,          ///< every waiter on the channel

@@ -1,4 +1,4 @@
-// The fair lock (PROTOCOL.md §3, Redisson RFairLock): first come, first served, across clients.
+// The fair lock (docs/protocol.md §3, Redisson RFairLock): first come, first served, across clients.
 //   keys      the bare name (hash, as the reentrant lock), the queue LIST redisson_lock_queue:{name}
 //             (owner fields in arrival order), the timeout ZSET redisson_lock_timeout:{name} (owner
 //             field -> the client wall-clock ms after which that waiter counts as gone)

@@ -1,7 +1,7 @@
 // What one lock kind sends and how its waiters wait. The generic operations (src/lock/lock_ops.cpp:
 // acquire with its wait loop, unlock with its retries, the queries) ask the kind's protocol for each
 // command; every kind keeps its keys, scripts and wait strategy in one file:
-//   src/lock/reentrant_protocol.cpp   reentrant, fenced and spin locks (PROTOCOL.md §2, §5, §6)
+//   src/lock/reentrant_protocol.cpp   reentrant, fenced and spin locks (docs/protocol.md §2, §5, §6)
 //   src/lock/fair_lock.cpp            fair lock (§3)
 //   src/lock/read_write_lock.cpp      read and write locks (§4)
 #pragma once
@@ -98,7 +98,7 @@ std::size_t renewal_batch_limit(hold_field kind, std::size_t max_keys);
 void encode_renewal(resp::encoder& e, request& r, hold_field kind, const hold* const holds[], std::size_t n,
                     std::string_view lease_ms, std::string_view client_id);
 
-/// A read hold's timeout key prefix, "{name}:<uuid>:<owner>:rwlock_timeout" (PROTOCOL.md §4), as one
+/// A read hold's timeout key prefix, "{name}:<uuid>:<owner>:rwlock_timeout" (docs/protocol.md §4), as one
 /// bulk string.
 void read_timeout_prefix(resp::encoder& e, std::string_view name, const owner_ref& who);
 

@@ -1,4 +1,4 @@
-// RedissonMultiLock and RedissonRedLock (PROTOCOL.md §7) over reentrant_lock members.
+// RedissonMultiLock and RedissonRedLock (docs/protocol.md §7) over reentrant_lock members.
 //   rounds    members are tried in order (Redisson's tryLock loop); a failure beyond failedLocksLimit
 //             (0 for the multi lock, n - (n/2+1) for the red lock) ends the round: the members this
 //             round took are released (never a hold the owner had before: a member's own acquire

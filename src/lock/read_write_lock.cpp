@@ -1,4 +1,4 @@
-// The read/write lock (PROTOCOL.md §4, Redisson RReadWriteLock): many readers or one writer.
+// The read/write lock (docs/protocol.md §4, Redisson RReadWriteLock): many readers or one writer.
 //   keys      one hash for both halves, the bare name: "mode" = "read" | "write", a reader's
 //             "<uuid>:<owner>" = its read hold count, the writer's "<uuid>:<owner>:write" = its count;
 //             per read hold n a timeout key "{name}:<uuid>:<owner>:rwlock_timeout:<n>" (PX = lease),

@@ -1,4 +1,4 @@
-// The reentrant lock (PROTOCOL.md §2), its fenced variant (§6) and the spin lock (§5), in one place:
+// The reentrant lock (docs/protocol.md §2), its fenced variant (§6) and the spin lock (§5), in one place:
 //   keys      the bare name (hash: field "<client uuid>:<owner>" = hold count),
 //             channel redisson_lock__channel:{name} (message "0"),
 //             unlock latch redisson_unlock_latch:{name}:<request id>

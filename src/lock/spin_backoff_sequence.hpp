@@ -1,4 +1,4 @@
-// The spin lock's backoff sequence (PROTOCOL.md §5) as a pure function, so it can be tested alone.
+// The spin lock's backoff sequence (docs/protocol.md §5) as a pure function, so it can be tested alone.
 #pragma once
 
 #include <algorithm>

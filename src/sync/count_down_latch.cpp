@@ -1,4 +1,4 @@
-// The count-down latch (Redisson RCountDownLatch, PROTOCOL.md §10), in one place:
+// The count-down latch (Redisson RCountDownLatch, docs/protocol.md §10), in one place:
 //   keys      the bare name (STRING: the count; deleted at zero), channel
 //             redisson_countdownlatch__channel__{name} (braces always added; message "0" = reached
 //             zero, "1" = a new count was set or the latch deleted)

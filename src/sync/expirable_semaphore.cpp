@@ -1,4 +1,4 @@
-// The permit-expirable semaphore (Redisson RPermitExpirableSemaphore, PROTOCOL.md §9), in one place:
+// The permit-expirable semaphore (Redisson RPermitExpirableSemaphore, docs/protocol.md §9), in one place:
 //   keys      the bare name (STRING: available permits), {name}:timeout (ZSET: member = the permit
 //             id's 16 raw bytes, score = expiry in client wall-clock ms, or NONEXP 922337203685477),
 //             channel redisson_sc:{name} (message: the new available count; add publishes the

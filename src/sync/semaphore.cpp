@@ -1,4 +1,4 @@
-// The semaphore (Redisson RSemaphore, PROTOCOL.md §8), in one place:
+// The semaphore (Redisson RSemaphore, docs/protocol.md §8), in one place:
 //   keys      the bare name (STRING: available permits; missing = 0), channel redisson_sc:{name}
 //             (message: the new available count)
 //   scripts   lua/semaphore_try_acquire.lua, semaphore_release.lua, semaphore_try_set.lua,

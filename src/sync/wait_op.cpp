@@ -76,7 +76,7 @@ void sync_op::on_done(std::error_code ec) {
   if (ec) {
     const bool waits = args.wait_ms != 0 && !cancelled_;
     if (ambiguous(ec) && !current_->idempotent) {
-      // It may have run: ask if we can, never run it again (PROTOCOL.md §14).
+      // It may have run: ask if we can, never run it again (docs/protocol.md §14).
       if (current_->verify != nullptr) return send(*current_->verify, phase::verify);
       return finish(errc::outcome_unknown, 0);
     }
@@ -176,7 +176,7 @@ std::shared_ptr<const sync_names> make_sync_names(std::string_view name, sync_ki
   names->kind = kind;
   names->name = std::string(name);
   if (kind == sync_kind::latch) {
-    // Built the old way: braces always added (PROTOCOL.md §10).
+    // Built the old way: braces always added (docs/protocol.md §10).
     names->channel = "redisson_countdownlatch__channel__{" + names->name + "}";
   } else {
     names->channel = prefix_name("redisson_sc", name);

@@ -1,4 +1,4 @@
-// Redisson's key naming (PROTOCOL.md §0) and the random identifiers (client UUID, unlock request id).
+// Redisson's key naming (docs/protocol.md §0) and the random identifiers (client UUID, unlock request id).
 #include <doctest/doctest.h>
 
 #include <set>
@@ -41,7 +41,7 @@ TEST_CASE("prefix_name and suffix_name keep a name that already has a '{' as it 
   CHECK(detail::prefix_name("p", "x:{y}") == "p:x:{y}");
 }
 
-TEST_CASE("the reentrant lock's channel and unlock latch prefix (PROTOCOL.md worked key table)") {
+TEST_CASE("the reentrant lock's channel and unlock latch prefix (docs/protocol.md worked key table)") {
   CHECK(detail::lock_channel("myLock") == "redisson_lock__channel:{myLock}");
   CHECK(detail::unlock_latch_prefix("myLock") == "redisson_unlock_latch:{myLock}");
   CHECK(detail::lock_channel("{user1}:lock") == "redisson_lock__channel:{user1}:lock");

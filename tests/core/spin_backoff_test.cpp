@@ -1,4 +1,4 @@
-// The spin lock's backoff sequence (PROTOCOL.md §5), a pure function.
+// The spin lock's backoff sequence (docs/protocol.md §5), a pure function.
 #include <doctest/doctest.h>
 
 #include <cstdint>

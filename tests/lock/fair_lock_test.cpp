@@ -1,4 +1,4 @@
-// The fair lock (Redisson RFairLock, PROTOCOL.md §3) against a real redis-server: the queue and
+// The fair lock (Redisson RFairLock, docs/protocol.md §3) against a real redis-server: the queue and
 // timeout keys, FIFO order, and waiters that give up leaving nothing behind.
 #include <doctest/doctest.h>
 

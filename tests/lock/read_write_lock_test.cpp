@@ -1,4 +1,4 @@
-// The read/write lock (Redisson RReadWriteLock, PROTOCOL.md §4) against a real redis-server: the
+// The read/write lock (Redisson RReadWriteLock, docs/protocol.md §4) against a real redis-server: the
 // hash's mode and fields, per-hold timeout keys, readers sharing, writers excluding, the downgrade,
 // wake-ups by the "0"/"1" messages, renewal of our own read holds, and the blocking API.
 #include <doctest/doctest.h>

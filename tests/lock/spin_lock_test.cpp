@@ -1,4 +1,4 @@
-// The spin lock (Redisson RSpinLock, PROTOCOL.md §5) against a real redis-server: RLock's data, no
+// The spin lock (Redisson RSpinLock, docs/protocol.md §5) against a real redis-server: RLock's data, no
 // pub/sub, backoff while busy.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// The count-down latch (Redisson RCountDownLatch, PROTOCOL.md §10) against a real redis-server.
+// The count-down latch (Redisson RCountDownLatch, docs/protocol.md §10) against a real redis-server.
 #include <doctest/doctest.h>
 
 #include <chrono>

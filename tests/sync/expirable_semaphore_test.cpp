@@ -1,4 +1,4 @@
-// The permit-expirable semaphore (Redisson RPermitExpirableSemaphore, PROTOCOL.md §9) against a real
+// The permit-expirable semaphore (Redisson RPermitExpirableSemaphore, docs/protocol.md §9) against a real
 // redis-server.
 #include <doctest/doctest.h>
 

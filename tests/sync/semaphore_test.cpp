@@ -1,4 +1,4 @@
-// The semaphore (Redisson RSemaphore, PROTOCOL.md §8) against a real redis-server.
+// The semaphore (Redisson RSemaphore, docs/protocol.md §8) against a real redis-server.
 #include <doctest/doctest.h>
 
 #include <algorithm>

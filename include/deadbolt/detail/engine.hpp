@@ -22,7 +22,7 @@ namespace deadbolt::detail {
 /// read/write lock.
 enum class lock_kind { reentrant, fenced, spin, fair, read, write };
 
-/// The Redis names one lock uses (PROTOCOL.md §0), built once per lock object, and its kind.
+/// The Redis names one lock uses (docs/protocol.md §0), built once per lock object, and its kind.
 struct lock_names {
   std::string name;          ///< the lock hash: the bare name
   std::string channel;       ///< redisson_lock__channel:{name}; read/write: redisson_rwlock:{name}

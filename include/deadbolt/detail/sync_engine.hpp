@@ -39,7 +39,7 @@ namespace detail {
 
 enum class sync_kind : std::uint8_t { semaphore, expirable, latch };
 
-/// The Redis names one semaphore or latch uses (PROTOCOL.md §8-§10), built once per object.
+/// The Redis names one semaphore or latch uses (docs/protocol.md §8-§10), built once per object.
 struct sync_names {
   std::string name;      ///< the counter: the bare name (STRING)
   std::string channel;   ///< redisson_sc:{name}, or redisson_countdownlatch__channel__{name}
