@@ -223,6 +223,9 @@ void shutdown(client_core& core) {
   if (core.stopped) return;
   core.stopped = true;
   core.dog.stop();
+  // The handler often holds handles, and so the core: dropping it here breaks that cycle.
+  const lease_lost_handler handler = std::move(core.on_lost);
+  core.on_lost = nullptr;
   // Parked waiters wake with shutting_down now (a fair waiter leaves its queue on the way out);
   // whatever they and the running operations still send goes out before the connection closes.
   if (core.subs) core.subs->stop();
@@ -234,7 +237,9 @@ void shutdown(client_core& core) {
 
 std::error_code config_error(const client_core& core) { return core.config_error; }
 const std::string& client_id(const client_core& core) { return core.id; }
-void set_lease_lost_handler(client_core& core, lease_lost_handler handler) { core.on_lost = std::move(handler); }
+void set_lease_lost_handler(client_core& core, lease_lost_handler handler) {
+  if (!core.stopped) core.on_lost = std::move(handler);  // after shutdown it would never be called, only kept
+}
 
 void cancel_operation(client_core&, op_ref ref) {
   auto* op = static_cast<operation*>(ref.op);

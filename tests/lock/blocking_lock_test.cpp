@@ -15,6 +15,7 @@
 #include "deadbolt/deadbolt.hpp"
 #include "support/lock_test.hpp"
 #include "support/redis_server.hpp"
+#include "support/sync.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
@@ -284,6 +285,26 @@ TEST_CASE("a handle that outlives its blocking_client answers shutting_down") {
     multi.unlock(e);
     CHECK(e == errc::shutting_down);
   }, 10s));
+}
+
+TEST_CASE("a lease-lost handler that holds handles does not keep a closed client alive") {
+  deadbolt::test::redis_server redis;
+  auto alive = std::make_shared<int>(0);
+  {
+    deadbolt::blocking_client blocking(config_for(redis));
+    auto lock = blocking.lock(unique_name("handler-cycle"));
+    blocking.on_lease_lost([alive, lock](std::string_view, deadbolt::owner_id) {});
+    deadbolt::test::io_thread io;
+    {
+      deadbolt::client async(io.executor(), config_for(redis));
+      auto async_lock = async.lock(unique_name("handler-cycle-async"));
+      async.on_lease_lost([alive, async_lock](std::string_view, deadbolt::owner_id) {});
+    }
+    io.drain();
+  }
+  // Both handlers were dropped at shutdown: nothing else holds `alive` (a cycle client → handler →
+  // handle → client leaked both clients, and the blocking one its io_context).
+  CHECK(alive.use_count() == 1);
 }
 
 // Each kind is its own type: a composite takes only what it can lock correctly (a fair lock or a
