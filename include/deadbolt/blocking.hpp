@@ -23,6 +23,7 @@
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/detail/sync_engine.hpp"
+#include "deadbolt/detail/wait_ms.hpp"
 #include "deadbolt/error.hpp"
 
 namespace deadbolt {
@@ -146,12 +147,12 @@ class basic_blocking_lock : public detail::blocking_lock_base {
   /// A zero or negative wait is one attempt (std::timed_mutex's rule).
   template <typename Rep, typename Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_acquire_or_throw(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+    return try_acquire_or_throw(detail::wait_ms(wait));
   }
   template <typename Rep, typename Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::chrono::milliseconds lease,
                     std::error_code& ec) {
-    return try_acquire(std::chrono::ceil<std::chrono::milliseconds>(wait).count(), lease.count(), ec);
+    return try_acquire(detail::wait_ms(wait), lease.count(), ec);
   }
   template <typename Clock, typename Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
@@ -191,12 +192,12 @@ class blocking_fenced_lock : public detail::blocking_lock_base {
 
   template <typename Rep, typename Period>
   std::optional<std::uint64_t> try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_acquire_or_throw(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+    return try_acquire_or_throw(detail::wait_ms(wait));
   }
   template <typename Rep, typename Period>
   std::optional<std::uint64_t> try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                                             std::chrono::milliseconds lease, std::error_code& ec) {
-    return try_acquire(std::chrono::ceil<std::chrono::milliseconds>(wait).count(), lease.count(), ec);
+    return try_acquire(detail::wait_ms(wait), lease.count(), ec);
   }
   template <typename Clock, typename Duration>
   std::optional<std::uint64_t> try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
@@ -295,7 +296,7 @@ class blocking_semaphore : public detail::blocking_sync_base {
   bool try_acquire(std::int64_t permits, std::chrono::milliseconds wait, std::error_code& ec);
   template <typename Rep, typename Period>
   bool try_acquire_for(std::int64_t permits, const std::chrono::duration<Rep, Period>& wait) {
-    return try_acquire_or_throw(permits, std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+    return try_acquire_or_throw(permits, detail::wait_ms(wait));
   }
   /// Gives `permits` back (no owner: anyone may release).
   void release(std::int64_t permits = 1);
@@ -359,7 +360,7 @@ class blocking_count_down_latch : public detail::blocking_sync_base {
   /// Waits up to `wait`; true if the count reached zero.
   template <typename Rep, typename Period>
   bool await_for(const std::chrono::duration<Rep, Period>& wait) {
-    return await_or_throw(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+    return await_or_throw(detail::wait_ms(wait));
   }
   bool await_for(std::chrono::milliseconds wait, std::error_code& ec);
   /// Deletes the latch (its awaiters are released); true if it existed.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "deadbolt/blocking.hpp"
+#include "deadbolt/detail/wait_ms.hpp"
 #include "deadbolt/multi_lock.hpp"
 
 namespace deadbolt {
@@ -35,7 +36,7 @@ class blocking_multi_base {
 
   template <typename Rep, typename Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_acquire_or_throw(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+    return try_acquire_or_throw(detail::wait_ms(wait));
   }
   template <typename Clock, typename Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
@@ -75,7 +76,7 @@ class blocking_multi_lock : public detail::blocking_multi_base {
   template <typename Rep, typename Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::chrono::milliseconds lease,
                     std::error_code& ec) {
-    return acquire(std::max<std::int64_t>(std::chrono::ceil<std::chrono::milliseconds>(wait).count(), 0),
+    return acquire(std::max<std::int64_t>(detail::wait_ms(wait), 0),
                    lease.count(), false, ec) > 0;
   }
 };
@@ -94,7 +95,7 @@ class blocking_red_lock : public detail::blocking_multi_base {
   std::chrono::milliseconds try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                                          std::chrono::milliseconds lease, std::error_code& ec) {
     return std::chrono::milliseconds(
-        acquire(std::max<std::int64_t>(std::chrono::ceil<std::chrono::milliseconds>(wait).count(), 0),
+        acquire(std::max<std::int64_t>(detail::wait_ms(wait), 0),
                 lease.count(), false, ec));
   }
 };

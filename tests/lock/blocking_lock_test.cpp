@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -249,6 +250,31 @@ TEST_CASE("a non-positive wait is one attempt in every blocking overload") {
   CHECK(returns_within([&] { CHECK_FALSE(exp.try_acquire(-1s, 1s, ec).has_value()); }, 10s));
   CHECK(returns_within([&] { CHECK_FALSE(latch.await_for(-1s, ec)); }, 10s));
   held.unlock();
+}
+
+TEST_CASE("a wait too long for the clock waits without a deadline") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client holder(config_for(redis));
+  deadbolt::blocking_client bc(config_for(redis));
+  const std::string name = unique_name("huge-wait");
+  std::error_code ec;
+  auto held = holder.lock(name);
+  REQUIRE(held.try_lock_for(0ms, 300ms, ec));  // a fixed lease: the waiter gets it when it lapses
+  auto lock = bc.lock(name);
+  // returns_within runs its work on another thread, which is the owner there.
+  CHECK(returns_within([&] {
+    CHECK(lock.try_lock_for(std::chrono::hours::max()));
+    lock.unlock();
+  }, 10s));
+  REQUIRE(held.try_lock_for(0ms, 300ms, ec));
+  CHECK(returns_within([&] {
+    CHECK(lock.try_lock_until(std::chrono::system_clock::time_point::max()));
+    lock.unlock();
+  }, 10s));
+  CHECK(deadbolt::detail::wait_ms(std::chrono::hours::max()) == std::numeric_limits<std::int64_t>::max());
+  CHECK(deadbolt::detail::wait_ms(std::chrono::hours::min()) == 0);
+  CHECK(deadbolt::detail::wait_ms(std::chrono::microseconds(1)) == 1);
+  CHECK(deadbolt::detail::wait_ms(std::chrono::duration<double>(-0.5)) == 0);
 }
 
 TEST_CASE("a handle that outlives its blocking_client answers shutting_down") {
