@@ -55,6 +55,7 @@ class fire_and_forget final : public request {
   void prepare(std::string_view verb, std::string_view key) {
     verb_ = verb;
     key_.assign(key);
+    route_key = key_;
   }
   void encode(resp::encoder& e) override { e.command(verb_, key_); }
   void on_node(const resp::node&) override {}
@@ -77,13 +78,10 @@ client_core::client_core(const asio::any_io_executor& ex, const config& c)
       drain_timer(ex),
       dog(*this) {
   if (config_error) return;
-  commands = std::make_shared<connection>(ex, ep, cfg, connection::role::command);
+  topo_ = make_topology(ex, ep, cfg);
 }
 
-client_core::~client_core() {
-  if (commands) commands->stop();
-  if (subs) subs->stop();
-}
+client_core::~client_core() = default;  // the topology closes its connections
 
 std::int64_t client_core::latch_ttl_ms() const {
   // Long enough for every retry of one unlock (Redisson: (timeout + retry delay) * attempts).
@@ -91,16 +89,12 @@ std::int64_t client_core::latch_ttl_ms() const {
 }
 
 void client_core::submit(request& r) {
-  if (closed_ || !commands) {
+  if (closed_ || !topo_) {
     const std::error_code ec = closed_ ? errc::shutting_down : config_error;
     asio::post(executor, [self = shared_from_this(), &r, ec] { r.on_done(ec); });
     return;
   }
-  if (!started_) {
-    started_ = true;
-    commands->start();
-  }
-  commands->submit(r);
+  topo_->submit(r);
 }
 
 void client_core::complete_later(completion& done, std::error_code ec, std::int64_t value) {
@@ -111,11 +105,6 @@ void client_core::send_and_forget(std::string_view verb, std::string_view key) {
   fire_and_forget* f = forgotten.take(*this);
   f->prepare(verb, key);
   submit(*f);
-}
-
-subscriber& client_core::subscriptions() {
-  if (!subs) subs = std::make_shared<subscriber>(executor, ep, cfg);
-  return *subs;
 }
 
 bool client_core::lapsed(const hold& h, std::int64_t now_ns) {
@@ -197,14 +186,17 @@ void client_core::close() {
   if (closed_) return;
   closed_ = true;
   drain_timer.cancel();
-  if (subs) subs->stop();
-  if (commands) commands->stop();
+  if (topo_) topo_->close();
+}
+
+void client_core::stop_waiters() {
+  if (topo_) topo_->stop_subscribers();
 }
 
 void client_core::drain(std::int64_t until_ns) {
   if (closed_) return;
   // Only a working connection can deliver: a server that is down or silent is not waited for.
-  if (!started_ || !commands || !commands->ready() || commands->idle() || port::monotonic_ns() >= until_ns) {
+  if (!topo_ || topo_->settled() || port::monotonic_ns() >= until_ns) {
     return close();
   }
   drain_timer.expires_after(std::chrono::milliseconds(5));
@@ -228,7 +220,7 @@ void shutdown(client_core& core) {
   core.on_lost = nullptr;
   // Parked waiters wake with shutting_down now (a fair waiter leaves its queue on the way out);
   // whatever they and the running operations still send goes out before the connection closes.
-  if (core.subs) core.subs->stop();
+  core.stop_waiters();
   const std::int64_t limit_ns = std::chrono::nanoseconds(core.cfg.command_timeout).count();
   asio::post(core.executor, [self = core.shared_from_this(), until = port::monotonic_ns() + limit_ns] {
     self->drain(until);

@@ -1,6 +1,6 @@
-// The engine behind deadbolt::client: configuration, the command connection, the subscriber, the
-// held-lock table (and the watchdog that renews it, src/detail/watchdog.cpp). Everything here runs on
-// the client's executor.
+// The engine behind deadbolt::client: configuration, the topology that routes requests and
+// subscriptions to connections (src/detail/topology.hpp), the held-lock table and the watchdog that
+// renews it (src/detail/watchdog.cpp). Everything here runs on the client's executor.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +12,10 @@
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/port/asio.hpp"
 #include "detail/blocking_gate.hpp"
-#include "detail/connection.hpp"
 #include "detail/holds.hpp"
 #include "detail/op_pool.hpp"
 #include "detail/subscriber.hpp"
+#include "detail/topology.hpp"
 #include "detail/watchdog.hpp"
 
 namespace deadbolt::detail {
@@ -46,13 +46,15 @@ class client_core : public std::enable_shared_from_this<client_core> {
   /// io_context, which handles may outlive the client with.
   std::shared_ptr<void> keep_alive;
 
-  /// Sends a request on the command connection (connecting first if needed).
+  /// Sends a request to the node that serves r.route_key (connecting first if needed).
   void submit(request& r);
   /// Completes `done` later (never inside the caller), on the executor.
   void complete_later(completion& done, std::error_code ec, std::int64_t value = 0);
   /// Fire-and-forget command (e.g. the unlock latch DEL); errors are ignored.
   void send_and_forget(std::string_view verb, std::string_view key);
-  subscriber& subscriptions();
+  /// The subscriber that serves `channel` (created on first use), or null if it does not exist yet.
+  subscriber& subscriptions(std::string_view channel) { return topo_->subscriber_for(channel); }
+  subscriber* existing_subscriptions(std::string_view channel) const { return topo_->existing_subscriber(channel); }
 
   /// Registers a successful acquisition sent at `sent_ns`, after which the server counts
   /// `server_count` holds of this owner; none if the table is full (of live holds).
@@ -67,16 +69,15 @@ class client_core : public std::enable_shared_from_this<client_core> {
   /// A hold that is not renewed and whose lease has ended.
   static bool lapsed(const hold& h, std::int64_t now_ns);
   void lease_lost(std::uint32_t hold_index);
-  /// The route (server) that serves `key`; requests of one route may share a script call. One server
-  /// here: one route. (A cluster maps the key's slot to its master.)
-  std::uint32_t route_of(std::string_view /*key*/) const { return 0; }
+  /// The route (node) that serves `key`; requests of one route may share a script call.
+  std::uint32_t route_of(std::string_view key) const { return topo_ ? topo_->route_of(key) : 0; }
 
   std::int64_t watchdog_ms() const { return cfg.watchdog_timeout.count(); }
   std::int64_t latch_ttl_ms() const;
 
   asio::any_io_executor executor;
   config cfg;
-  endpoint ep;
+  endpoint ep;  ///< where the configuration points (filled by config::validate, before config_error)
   std::error_code config_error;
   std::string id;                  ///< client UUID
   std::string_view publish_command = "publish";
@@ -87,13 +88,13 @@ class client_core : public std::enable_shared_from_this<client_core> {
   bool closed() const { return closed_; }
   /// Closes the connections: every request still queued fails with errc::shutting_down.
   void close();
-  /// Polls until the command connection has nothing queued or in flight, then closes.
+  /// Wakes parked waiters with shutting_down; commands keep flowing.
+  void stop_waiters();
+  /// Polls until the connections have nothing queued or in flight, then closes.
   void drain(std::int64_t until_ns);
 
   blocking_gate gate;  ///< for the blocking facade (src/blocking.cpp)
 
-  std::shared_ptr<connection> commands;
-  std::shared_ptr<subscriber> subs;
   hold_table holds;
   lease_lost_handler on_lost;
 
@@ -107,10 +108,10 @@ class client_core : public std::enable_shared_from_this<client_core> {
   watchdog dog;  ///< renews the holds without a fixed lease (src/detail/watchdog.cpp)
 
  private:
+  std::unique_ptr<topology> topo_;  ///< null when the configuration is invalid
   bool closed_ = false;
   /// Finds or inserts, making room from ended leases when the table is full.
   std::uint32_t hold_slot(std::string_view name, std::int64_t owner, hold_field field, std::int64_t now_ns);
-  bool started_ = false;
 };
 
 /// Maps an error reply's text to an error code.

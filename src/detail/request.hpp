@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <system_error>
 
 #include "deadbolt/resp/encoder.hpp"
@@ -31,6 +32,9 @@ class request {
   /// the script on the server; the request never sees the NOSCRIPT.
   bool runs_script = false;
   bool send_script_body = false;
+  /// The key whose node must run the request (a script's first key); empty: any node. Read by the
+  /// topology in submit() only.
+  std::string_view route_key;
 
   // Owned by the pipeline while queued.
   request* next_in_queue = nullptr;

@@ -46,6 +46,7 @@ class renew_batch final : public request {
     replies_ = 0;
     lease_.set(core_.watchdog_ms());
     send_script_body = false;
+    route_key = core_.holds[index_[0]].name;  // every key of a batch is on one route
     core_.submit(*this);
     return true;
   }

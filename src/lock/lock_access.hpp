@@ -11,6 +11,7 @@ namespace deadbolt::detail {
 
 struct lock_access {
   static const std::shared_ptr<client_core>& core(const lock_base& l) { return l.core_; }
+  static const std::shared_ptr<const lock_names>& names(const lock_base& l) { return l.names_; }
   static reentrant_lock async_lock_of(const blocking_lock_base& b) {
     return reentrant_lock(b.core_, b.executor_, b.names_->name);
   }

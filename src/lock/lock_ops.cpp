@@ -75,6 +75,7 @@ class acquire_op final : public request, public waiter, public operation {
   void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, std::int64_t wait_ms,
              std::int64_t lease_ms, completion& done) {
     names_ = names;
+    route_key = names->name;
     proto_ = &protocol_of(names->kind);
     fenced_ = names->kind == lock_kind::fenced;
     backoff_ = backoff_state{};
@@ -102,10 +103,11 @@ class acquire_op final : public request, public waiter, public operation {
     baseline_known_ = held == hold_table::none || (live && !core_.holds[held].uncertain);
     server_before_ = baseline_known_ && held != hold_table::none ? core_.holds[held].server : 0;
     const bool shares_channel = names->kind == lock_kind::reentrant || names->kind == lock_kind::fenced;
-    if (shares_channel && !no_wait_ && !reentry_ && core_.subs && core_.subs->has_contenders(channel_)) {
+    subscriber* subs = core_.existing_subscriptions(channel_);
+    if (shares_channel && !no_wait_ && !reentry_ && subs && subs->has_contenders(channel_)) {
       // Others of this client already wait for this lock: queue behind them rather than barge in
       // (the next unlock message wakes them in order; the one woken tries).
-      seen_messages_ = core_.subs->messages_on(channel_);
+      seen_messages_ = subs->messages_on(channel_);
       return park(queued_recheck_ms * ms_to_ns);
     }
     attempt();
@@ -113,7 +115,7 @@ class acquire_op final : public request, public waiter, public operation {
 
   void cancel() override {
     if (phase_ == phase::parked) {
-      core_.subscriptions().cancel(*this);
+      core_.subscriptions(channel_).cancel(*this);
     } else if (phase_ == phase::backoff) {
       cancelled_ = true;
       timer_.cancel();  // its handler finishes with operation_aborted
@@ -148,7 +150,8 @@ class acquire_op final : public request, public waiter, public operation {
     reply_.reset();
     sent_ns_ = port::monotonic_ns();
     now_.set(port::wall_clock_ms());
-    seen_messages_ = core_.subs && proto_->waits_on_channel() ? core_.subs->messages_on(channel_) : 0;
+    subscriber* subs = proto_->waits_on_channel() ? core_.existing_subscriptions(channel_) : nullptr;
+    seen_messages_ = subs ? subs->messages_on(channel_) : 0;
     submit(p);
   }
 
@@ -319,9 +322,9 @@ class acquire_op final : public request, public waiter, public operation {
     if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - port::monotonic_ns());
     phase_ = phase::parked;
     waited_ = true;
-    if (auto ec = core_.subscriptions().wait(*this, channel_, proto_->wake(),
-                                             std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0)),
-                                             seen_messages_)) {
+    if (auto ec = core_.subscriptions(channel_).wait(*this, channel_, proto_->wake(),
+                                                     std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0)),
+                                                     seen_messages_)) {
       not_acquired(ec);
     }
   }
@@ -378,13 +381,19 @@ class acquire_op final : public request, public waiter, public operation {
     if (!queued_ || core_.closed()) return finish(ec, 0);
     outcome_ = ec;
     queued_ = false;
-    if (contending && core_.subs) core_.subs->withdraw(*this);
+    withdraw();
     reply_.reset();
     submit(phase::give_up);
   }
 
+  /// Stops contending on the lock's channel (after the last wake-up, never while parked).
+  void withdraw() {
+    if (!contending) return;
+    if (subscriber* subs = core_.existing_subscriptions(channel_)) subs->withdraw(*this);
+  }
+
   void finish(std::error_code ec, std::int64_t value) {
-    if (contending && core_.subs) core_.subs->withdraw(*this);
+    withdraw();
     completion* done = done_;
     done_ = nullptr;
     phase_ = phase::idle;
@@ -436,6 +445,7 @@ class unlock_op final : public request, public operation {
   /// `done` may be null: an internal release nobody waits for.
   void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, completion* done) {
     names_ = names;
+    route_key = names->name;
     proto_ = &protocol_of(names->kind);
     owner_ = owner;
     owner_digits_.set(owner);
@@ -567,8 +577,11 @@ class query_op final : public request, public operation {
  public:
   explicit query_op(client_core& core) : core_(core) {}
 
-  void start(const std::shared_ptr<const lock_names>& names, lock_query q, std::int64_t owner, completion& done) {
+  void start(const std::shared_ptr<const lock_names>& names, lock_query q, std::int64_t owner, completion& done,
+             std::int64_t lease_ms) {
     names_ = names;
+    lease_.set(lease_ms);
+    route_key = names->name;
     proto_ = &protocol_of(names->kind);
     query_ = q;
     owner_digits_.set(owner);
@@ -611,6 +624,7 @@ class query_op final : public request, public operation {
         break;
       case lock_query::remaining_ttl: e.command("PTTL", names_->name); break;
       case lock_query::fencing_token: e.command("GET", names_->token_key); break;
+      case lock_query::set_lease: proto_->refresh(e, *this, *names_, who, lease_.view()); break;
       case lock_query::lease_lost: break;  // answered locally, never sent
     }
   }
@@ -618,6 +632,11 @@ class query_op final : public request, public operation {
     if (ping_ && n.depth == 0 && (n.type == resp::type::simple_string || n.type == resp::type::blob_string)) {
       reply_.what = scalar_reply::kind::integer;
       return;
+    }
+    if (query_ == lock_query::set_lease && n.depth == 1) {  // the renewal script's one flag: {1} or {0}
+      resp::node flag = n;
+      flag.depth = 0;
+      return reply_.take(flag);
     }
     reply_.take(n);
   }
@@ -646,6 +665,7 @@ class query_op final : public request, public operation {
   lock_query query_ = lock_query::is_locked;
   decimal owner_digits_;
   decimal now_;
+  decimal lease_;
   bool ping_ = false;
   completion* done_ = nullptr;
   scalar_reply reply_;
@@ -691,14 +711,14 @@ op_ref start_unlock(client_core& core, const std::shared_ptr<const lock_names>& 
 }
 
 op_ref start_query(client_core& core, const std::shared_ptr<const lock_names>& names, lock_query q,
-                   std::int64_t owner, completion& done) {
+                   std::int64_t owner, completion& done, std::int64_t lease_ms) {
   if (refuse(core, done)) return {};
   if (q == lock_query::lease_lost) {
     const std::uint32_t held = core.holds.find(names->name, owner, protocol_of(names->kind).field());
     core.complete_later(done, {}, held != hold_table::none && core.holds[held].lost ? 1 : 0);
     return {};
   }
-  core.query_ops.take(core)->start(names, q, owner, done);
+  core.query_ops.take(core)->start(names, q, owner, done, lease_ms);
   return {};
 }
 

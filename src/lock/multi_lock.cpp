@@ -5,7 +5,7 @@
 //             gives back what a cancelled attempt took, and remembers an unknown outcome for its
 //             next operation), and the round restarts after a random pause while wait time is left.
 //   leases    with a lease, members are taken for 2 x wait (or the lease if no wait), then PEXPIREd to
-//             the lease by a script that first checks the hold is still ours (HEXISTS).
+//             the lease by the renewal script (lua/lock_renew.lua, EVALSHA): only if the hold is still ours.
 //   threads   everything here runs on the composite's strand; member completions are bound to it.
 //             A cancellation reaches each member on its own client's executor (members may live on
 //             different event loops), through a signal of its own.
@@ -44,10 +44,6 @@ namespace {
 
 constexpr std::int64_t per_member_lock_wait_ms = 1500;  // Redisson lock(): waitTime = n * 1500 ms
 constexpr std::int64_t max_retry_pause_ms = 50;
-
-constexpr const char* expire_if_ours =
-    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
-    "redis.call('pexpire', KEYS[1], ARGV[1]); return 1; end; return 0;";
 
 // Errors a retry cannot cure: lock() reports them instead of looping.
 bool permanent(std::error_code ec) {
@@ -213,22 +209,18 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
 
   void expire_member(std::size_t i) {
     const reentrant_lock& l = m_->locks[i];
-    const auto& core = lock_access::core(l);
-    std::vector<std::string> args{"EVAL", expire_if_ours, "1", l.name(), std::to_string(lease_ms_),
-                                  client_id(*core) + ":" + std::to_string(owner_)};
     auto self = shared_from_this();
-    async_run<result_reply>(core, l.get_executor(),
-                            asio::bind_executor(m_->strand,
-                                                [self, i](std::error_code ec, reply r) {
-                                                  self->on_expired(i, ec, r);
-                                                }),
-                            [args = std::move(args)](auto& c, auto& done) mutable {
-                              return start_command(c, std::move(args), done);
-                            });
+    async_run<result_bool>(lock_access::core(l), l.get_executor(),
+                           asio::bind_executor(m_->strand, [self, i](std::error_code ec, bool ours) {
+                             self->on_expired(i, ec, ours);
+                           }),
+                           [names = lock_access::names(l), owner = owner_, lease = lease_ms_](auto& c, auto& done) {
+                             return start_query(c, names, lock_query::set_lease, owner, done, lease);
+                           });
   }
 
-  void on_expired(std::size_t i, std::error_code ec, const reply& r) {
-    if (ec || r.as_int().value_or(0) != 1) {
+  void on_expired(std::size_t i, std::error_code ec, bool ours) {
+    if (ec || !ours) {
       states_[i] = member_state::lapsed;  // gone, or unknown: released with the rest if the round fails
       --held_;
       round_failed_with_error_ = true;

@@ -38,6 +38,7 @@ bool refuse(client_core& core, completion* done, basic_completion<std::optional<
 void sync_op::start(const std::shared_ptr<const sync_names>& n, const sync_spec& spec, const sync_args& a,
                     completion* done, basic_completion<std::optional<permit_id>>* done_id) {
   names = n;
+  route_key = n->name;
   args = a;
   spec_ = &spec;
   done_ = done;
@@ -50,7 +51,7 @@ void sync_op::start(const std::shared_ptr<const sync_names>& n, const sync_spec&
 
 void sync_op::cancel() {
   if (phase_ == phase::parked) {
-    core.subscriptions().cancel(*this);
+    core.subscriptions(names->channel).cancel(*this);
   } else if (phase_ == phase::paused) {
     cancelled_ = true;
     timer_.cancel();
@@ -66,7 +67,10 @@ void sync_op::send(const sync_spec& spec, phase p) {
   send_script_body = false;
   reply.reset();
   now_ms = port::wall_clock_ms();
-  if (p == phase::call) seen_messages_ = core.subs ? core.subs->messages_on(names->channel) : 0;
+  if (p == phase::call) {
+    subscriber* subs = core.existing_subscriptions(names->channel);
+    seen_messages_ = subs ? subs->messages_on(names->channel) : 0;
+  }
   core.submit(*this);
 }
 
@@ -124,9 +128,9 @@ void sync_op::park(std::int64_t wait_ms) {
   if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - port::monotonic_ns());
   phase_ = phase::parked;
   waited_ = true;
-  if (auto ec = core.subscriptions().wait(*this, names->channel, spec_->policy,
-                                          std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0)),
-                                          seen_messages_)) {
+  if (auto ec = core.subscriptions(names->channel).wait(*this, names->channel, spec_->policy,
+                                                        std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0)),
+                                                        seen_messages_)) {
     finish(ec, 0);
   }
 }
@@ -155,7 +159,9 @@ void sync_op::on_wake(wake_reason why) {
 }
 
 void sync_op::finish(std::error_code ec, std::int64_t value) {
-  if (contending && core.subs) core.subs->withdraw(*this);
+  if (contending) {
+    if (subscriber* subs = core.existing_subscriptions(names->channel)) subs->withdraw(*this);
+  }
   completion* done = done_;
   basic_completion<std::optional<permit_id>>* done_id = done_id_;
   const permit_id id = args.id;

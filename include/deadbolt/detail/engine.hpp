@@ -69,8 +69,10 @@ op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>&
 op_ref start_unlock(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
                     completion& done);
 
-enum class lock_query { force_unlock, is_locked, is_held_by, hold_count, remaining_ttl, lease_lost, fencing_token };
+/// set_lease: PEXPIRE to `lease_ms` if `owner` still holds it (1, else 0): a multi lock's members.
+enum class lock_query { force_unlock, is_locked, is_held_by, hold_count, remaining_ttl, lease_lost, fencing_token,
+                        set_lease };
 op_ref start_query(client_core& core, const std::shared_ptr<const lock_names>& names, lock_query q,
-                   std::int64_t owner, completion& done);
+                   std::int64_t owner, completion& done, std::int64_t lease_ms = 0);
 
 }  // namespace deadbolt::detail

@@ -1,0 +1,44 @@
+// Where requests and subscriptions go: the engine asks the topology, by key, which node serves a
+// request and which subscriber serves a channel, and never touches a connection itself. A single
+// server (single_node.hpp) is one route; a cluster maps a key's slot to its master.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "deadbolt/config.hpp"
+#include "deadbolt/port/asio.hpp"
+#include "detail/request.hpp"
+
+namespace deadbolt::detail {
+
+class subscriber;
+
+class topology {
+ public:
+  virtual ~topology() = default;
+
+  /// Sends `r` to the node that serves r.route_key (any node when it is empty), connecting first if
+  /// needed. The request's on_done() reports its outcome, never from inside submit().
+  virtual void submit(request& r) = 0;
+  /// The route (node) that serves `key`: requests of one route may share a script call.
+  virtual std::uint32_t route_of(std::string_view key) const = 0;
+  /// The subscriber that serves `channel`, created on first use.
+  virtual subscriber& subscriber_for(std::string_view channel) = 0;
+  /// The subscriber that serves `channel` if it exists yet, else null.
+  virtual subscriber* existing_subscriber(std::string_view channel) const = 0;
+
+  /// Every connection that could deliver is up and has nothing queued or in flight (or none could:
+  /// a server that is down is not waited for).
+  virtual bool settled() const = 0;
+  /// Wakes every parked waiter with wake_reason::shutdown; commands keep flowing.
+  virtual void stop_subscribers() = 0;
+  /// Closes every connection: what is still queued fails with errc::shutting_down.
+  virtual void close() = 0;
+};
+
+/// The topology that `cfg` describes (cfg is valid: config::validate() filled `ep`).
+std::unique_ptr<topology> make_topology(const asio::any_io_executor& ex, const endpoint& ep, const config& cfg);
+
+}  // namespace deadbolt::detail
