@@ -59,7 +59,7 @@ class fire_and_forget final : public request {
   }
   void encode(resp::encoder& e) override { e.command(verb_, key_); }
   void on_node(const resp::node&) override {}
-  void on_done(std::error_code) override { core_.forgotten.give_back(this); }
+  void on_done(std::error_code) override { core_.pools.of<fire_and_forget>().give_back(this); }
 
  private:
   client_core& core_;
@@ -102,7 +102,7 @@ void client_core::complete_later(completion& done, std::error_code ec, std::int6
 }
 
 void client_core::send_and_forget(std::string_view verb, std::string_view key) {
-  fire_and_forget* f = forgotten.take(*this);
+  fire_and_forget* f = pools.of<fire_and_forget>().take(*this);
   f->prepare(verb, key);
   submit(*f);
 }

@@ -31,12 +31,6 @@ class operation {
   ~operation() = default;
 };
 
-class acquire_op;
-class unlock_op;
-class query_op;
-class fire_and_forget;
-class sync_op;
-
 class client_core : public std::enable_shared_from_this<client_core> {
  public:
   client_core(const asio::any_io_executor& ex, const config& cfg);
@@ -100,11 +94,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
 
   asio::steady_timer drain_timer;
 
-  op_pool<acquire_op> acquire_ops;
-  op_pool<unlock_op> unlock_ops;
-  op_pool<query_op> query_ops;
-  op_pool<fire_and_forget> forgotten;
-  op_pool<sync_op> sync_ops;  ///< semaphores and latches (src/sync/)
+  op_pools pools;  ///< every operation kind's recycled objects
   watchdog dog;  ///< renews the holds without a fixed lease (src/detail/watchdog.cpp)
 
  private:

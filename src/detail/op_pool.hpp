@@ -2,6 +2,10 @@
 // declared where Op is incomplete; take() (instantiated where Op is complete) records how to delete.
 #pragma once
 
+#include <atomic>
+#include <cstdlib>
+#include <cstddef>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -36,6 +40,37 @@ class op_pool {
   std::vector<Op*> all_;
   std::vector<Op*> idle_;
   void (*destroy_)(Op*) = nullptr;
+};
+
+/// One pool per operation kind, made on first use: an operation kind registers itself by asking for
+/// its pool (`pools.of<acquire_op>()`), so the engine need not know every kind there is.
+class op_pools {
+ public:
+  static constexpr std::size_t max_kinds = 16;
+
+  template <typename Op>
+  op_pool<Op>& of() {
+    static const std::size_t index = next_index();
+    std::unique_ptr<slot>& s = slots_[index];
+    if (!s) s.reset(new typed_slot<Op>);
+    return static_cast<typed_slot<Op>&>(*s).pool;  // no RTTI: the index names the type
+  }
+
+ private:
+  struct slot {
+    virtual ~slot() = default;
+  };
+  template <typename Op>
+  struct typed_slot final : slot {
+    op_pool<Op> pool;
+  };
+  static std::size_t next_index() {
+    static std::atomic<std::size_t> kinds{0};
+    const std::size_t i = kinds.fetch_add(1);
+    if (i >= max_kinds) std::abort();  // a new operation kind: raise max_kinds
+    return i;
+  }
+  std::unique_ptr<slot> slots_[max_kinds];
 };
 
 }  // namespace deadbolt::detail

@@ -399,7 +399,7 @@ class acquire_op final : public request, public waiter, public operation {
     phase_ = phase::idle;
     ++generation;
     names_.reset();
-    core_.acquire_ops.give_back(this);
+    core_.pools.of<acquire_op>().give_back(this);
     done->complete(ec, value);
   }
 
@@ -547,7 +547,7 @@ class unlock_op final : public request, public operation {
     done_ = nullptr;
     ++generation;
     names_.reset();
-    core_.unlock_ops.give_back(this);
+    core_.pools.of<unlock_op>().give_back(this);
     if (done != nullptr) done->complete(ec, value);
   }
 
@@ -568,7 +568,7 @@ class unlock_op final : public request, public operation {
 };
 
 void acquire_op::release_quietly() {
-  core_.unlock_ops.take(core_)->start(names_, owner_, nullptr);
+  core_.pools.of<unlock_op>().take(core_)->start(names_, owner_, nullptr);
 }
 
 // ---- queries and force unlock ------------------------------------------------------------------------
@@ -655,7 +655,7 @@ class query_op final : public request, public operation {
     ping_ = false;
     ++generation;
     names_.reset();
-    core_.query_ops.give_back(this);
+    core_.pools.of<query_op>().give_back(this);
     done->complete(ec, value);
   }
 
@@ -685,7 +685,7 @@ bool refuse(client_core& core, completion& done) {
 
 op_ref start_connect(client_core& core, completion& done) {
   if (refuse(core, done)) return {};
-  query_op* op = core.query_ops.take(core);
+  query_op* op = core.pools.of<query_op>().take(core);
   op->start_ping(done);
   return {};
 }
@@ -697,7 +697,7 @@ op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>&
     core.complete_later(done, errc::invalid_argument);
     return {};
   }
-  acquire_op* op = core.acquire_ops.take(core);
+  acquire_op* op = core.pools.of<acquire_op>().take(core);
   const op_ref ref = op->ref();
   op->start(names, owner, wait_ms, lease_ms, done);
   return ref;
@@ -706,7 +706,7 @@ op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>&
 op_ref start_unlock(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
                     completion& done) {
   if (refuse(core, done)) return {};
-  core.unlock_ops.take(core)->start(names, owner, &done);
+  core.pools.of<unlock_op>().take(core)->start(names, owner, &done);
   return {};
 }
 
@@ -718,7 +718,7 @@ op_ref start_query(client_core& core, const std::shared_ptr<const lock_names>& n
     core.complete_later(done, {}, held != hold_table::none && core.holds[held].lost ? 1 : 0);
     return {};
   }
-  core.query_ops.take(core)->start(names, q, owner, done, lease_ms);
+  core.pools.of<query_op>().take(core)->start(names, q, owner, done, lease_ms);
   return {};
 }
 

@@ -111,7 +111,7 @@ void sync_op::judged(const verdict& v) {
     case verdict::kind::done:
       if ((cancelled_ || core.stopped) && spec_->undo != nullptr && v.value != 0) {
         // Taken, but nobody wants it any more: give it back (shutdown sends it before it closes).
-        core.sync_ops.take(core)->start(names, *spec_->undo, args, nullptr, nullptr);
+        core.pools.of<sync_op>().take(core)->start(names, *spec_->undo, args, nullptr, nullptr);
         return finish(core.stopped ? make_error_code(errc::shutting_down) : make_error_code(asio::error::operation_aborted), 0);
       }
       return finish({}, v.value);
@@ -170,7 +170,7 @@ void sync_op::finish(std::error_code ec, std::int64_t value) {
   phase_ = phase::idle;
   ++generation;
   names.reset();
-  core.sync_ops.give_back(this);
+  core.pools.of<sync_op>().give_back(this);
   if (done != nullptr) done->complete(ec, value);
   if (done_id != nullptr) done_id->complete(ec, !ec && value != 0 ? std::optional<permit_id>(id) : std::nullopt);
 }
@@ -203,7 +203,7 @@ op_ref start_sync(client_core& core, const std::shared_ptr<const sync_names>& na
     core.complete_later(done, v.what == verdict::kind::fail ? v.ec : std::error_code(), v.value);
     return {};
   }
-  sync_op* op = core.sync_ops.take(core);
+  sync_op* op = core.pools.of<sync_op>().take(core);
   const op_ref ref = op->ref();
   op->start(names, *spec, args, &done, nullptr);
   return ref;
@@ -228,7 +228,7 @@ op_ref start_permit_acquire(client_core& core, const std::shared_ptr<const sync_
     }
   }
   a.id = permit_id(bytes);
-  sync_op* op = core.sync_ops.take(core);
+  sync_op* op = core.pools.of<sync_op>().take(core);
   const op_ref ref = op->ref();
   op->start(names, *spec, a, nullptr, &done);
   return ref;
