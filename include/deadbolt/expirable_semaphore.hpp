@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "deadbolt/detail/sync_engine.hpp"
+#include "deadbolt/permit_id.hpp"
 
 namespace deadbolt {
 

@@ -2,7 +2,6 @@
 // the client's executor and report through a completion; they are not meant to be called directly.
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -12,29 +11,9 @@
 #include <system_error>
 
 #include "deadbolt/detail/async.hpp"
+#include "deadbolt/permit_id.hpp"
 
 namespace deadbolt {
-
-/// One permit of an expirable_semaphore: 16 random bytes (stored raw in Redis), shown as 32 lowercase
-/// hex characters, as Redisson does.
-class permit_id {
- public:
-  permit_id() = default;
-  explicit permit_id(const std::array<unsigned char, 16>& bytes) : bytes_(bytes) {}
-  /// Parses 32 hex characters (either case); empty if `hex` is not that.
-  static std::optional<permit_id> from_hex(std::string_view hex);
-  std::string hex() const;
-  const std::array<unsigned char, 16>& bytes() const noexcept { return bytes_; }
-  std::string_view raw() const noexcept {
-    return {reinterpret_cast<const char*>(bytes_.data()), bytes_.size()};
-  }
-  friend bool operator==(const permit_id& a, const permit_id& b) { return a.bytes_ == b.bytes_; }
-  friend bool operator!=(const permit_id& a, const permit_id& b) { return !(a == b); }
-
- private:
-  std::array<unsigned char, 16> bytes_{};
-};
-
 namespace detail {
 
 enum class sync_kind : std::uint8_t { semaphore, expirable, latch };
