@@ -124,7 +124,10 @@ int main(int argc, char** argv) {
   deadbolt::bench::server_probe probe(bench_name, port);
   // Cached on the server up front: otherwise the first client's first calls come back NOSCRIPT and are
   // sent again with the script's body, which grows that client's buffers and not the other's.
-  for (const char* script : {"lock_acquire", "lock_unlock", "lock_renew"}) probe.load_script(script);
+  namespace scripts = deadbolt::detail::scripts;
+  for (const auto* script : {&scripts::lock_acquire, &scripts::lock_unlock, &scripts::lock_renew}) {
+    probe.load_script(*script);
+  }
   asio::io_context io(1);
   auto work = asio::make_work_guard(io);
   std::thread io_thread([&io] { io.run(); });

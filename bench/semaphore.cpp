@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   const long raw_requests = opt.get("raw-requests", 100000L);
 
   deadbolt::bench::server_probe probe(bench_name, port);
-  const std::string sha = probe.load_script("semaphore_try_acquire");
+  const std::string sha = probe.load_script(deadbolt::detail::scripts::semaphore_try_acquire);
 
   asio::io_context io(1);
   deadbolt::config cfg;

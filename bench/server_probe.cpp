@@ -106,16 +106,11 @@ long long server_probe::pttl(const std::string& key) {
 
 void server_probe::del(const std::string& key) { freeReplyObject(run("DEL %b", key.data(), key.size())); }
 
-std::string server_probe::load_script(const std::string& name) {
-  const std::string path = std::string(DEADBOLT_BENCH_LUA_DIR) + "/" + name + ".lua";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) die(bench_, "cannot read " + path);
-  std::ostringstream body;
-  body << in.rdbuf();
-  const std::string text = body.str();
-  redisReply* reply = run("SCRIPT LOAD %b", text.data(), text.size());
+std::string server_probe::load_script(const deadbolt::detail::script& s) {
+  redisReply* reply = run("SCRIPT LOAD %b", s.body.data(), s.body.size());
   std::string sha(reply->str, reply->len);
   freeReplyObject(reply);
+  if (sha != s.sha1) die(bench_, "SCRIPT LOAD answered another SHA1 than the library's for " + std::string(s.name));
   return sha;
 }
 

@@ -1,6 +1,6 @@
 // Helpers for the lock benchmarks that run against a server started by bench/run (lib.sh start_redis):
 // command-line options, a hiredis connection for side-channel queries (INFO commandstats, PTTL, ...)
-// and the raw limit measured with redis-benchmark running EVALSHA of lua/lock_acquire.lua.
+// and the raw limit measured with redis-benchmark running EVALSHA of the library's lock_acquire script.
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "scripts.hpp"  // the library's embedded scripts (src/generated)
 
 namespace deadbolt::bench {
 
@@ -73,10 +75,10 @@ class server_probe {
   /// PTTL key in ms (-2: no key, -1: no TTL).
   long long pttl(const std::string& key);
   void del(const std::string& key);
-  /// SCRIPT LOAD of lua/<name>.lua (DEADBOLT_BENCH_LUA_DIR); returns its SHA1, which is the one the
-  /// library sends (it embeds the same files), so its EVALSHAs find the script cached.
-  std::string load_script(const std::string& name);
-  std::string load_acquire_script() { return load_script("lock_acquire"); }
+  /// SCRIPT LOAD of one of the library's embedded scripts (the body it sends, includes inlined);
+  /// returns its SHA1, the one the library's EVALSHAs name.
+  std::string load_script(const deadbolt::detail::script& s);
+  std::string load_acquire_script() { return load_script(deadbolt::detail::scripts::lock_acquire); }
 
  private:
   redisReply* run(const char* format, ...);
