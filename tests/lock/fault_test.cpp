@@ -42,6 +42,7 @@ using deadbolt::test::none;
 using deadbolt::test::outcome;
 using clock_type = std::chrono::steady_clock;
 using deadbolt::test::tcp_proxy;
+using deadbolt::test::eventually;
 
 namespace {
 
@@ -68,17 +69,6 @@ std::string channel_of(const std::string& name) { return "redisson_lock__channel
 
 std::chrono::milliseconds since(clock_type::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t);
-}
-
-/// Polls `pred` every 10 ms for at most `limit`.
-template <typename Pred>
-bool eventually(Pred&& pred, std::chrono::milliseconds limit) {
-  const auto end = clock_type::now() + limit;
-  for (;;) {
-    if (pred()) return true;
-    if (clock_type::now() >= end) return false;
-    std::this_thread::sleep_for(10ms);
-  }
 }
 
 /// Subscribers of `channel` on the server (PUBSUB NUMSUB).

@@ -27,6 +27,7 @@ using deadbolt::errc;
 using deadbolt::test::call;
 using deadbolt::test::unique_name;
 using clock_type = std::chrono::steady_clock;
+using deadbolt::test::eventually;
 
 namespace {
 
@@ -39,17 +40,6 @@ deadbolt::config fast_config(const std::string& url, std::chrono::milliseconds w
   cfg.reconnect_min = 10ms;
   cfg.reconnect_max = 50ms;
   return cfg;
-}
-
-/// Polls `pred` every 20 ms for at most `limit`.
-template <typename Pred>
-bool eventually(Pred&& pred, std::chrono::milliseconds limit) {
-  const auto end = clock_type::now() + limit;
-  for (;;) {
-    if (pred()) return true;
-    if (clock_type::now() >= end) return false;
-    std::this_thread::sleep_for(20ms);
-  }
 }
 
 /// Counts the client's lease-lost calls (they arrive on its loop thread).

@@ -17,19 +17,10 @@ using namespace std::chrono_literals;
 using deadbolt::errc;
 using deadbolt::test::call;
 using deadbolt::test::config_for;
+using deadbolt::test::eventually;
 using deadbolt::test::unique_name;
 
 namespace {
-
-template <typename Pred>
-bool eventually(Pred&& pred, std::chrono::milliseconds limit) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    if (pred()) return true;
-    if (std::chrono::steady_clock::now() >= end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
 
 }  // namespace
 
