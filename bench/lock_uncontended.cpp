@@ -1,9 +1,13 @@
 // lock_uncontended (P1): one owner on the async API chains lock -> unlock -> lock ... on one lock, the
 // callbacks running on the io thread (this thread). Compares lock+unlock pairs per second with the raw
-// limit of one unpipelined connection: redis-benchmark -c 1 -P 1 EVALSHA of the acquire script, whose
-// rate / 2 is what a pair of round trips can reach. Prints one summary line last:
-//   lock_uncontended ratio=… allocs_per_pair=… pairs_per_s=… raw_evalsha_per_s=… commands_per_pair=…
-//                    client_cpu_us_per_pair=… watchdog_ratio=… watchdog_allocs_per_pair=… watchdog_pairs_per_s=…
+// limit of one unpipelined connection: EVALSHA of the acquire script one request at a time, whose
+// rate / 2 is what a pair of round trips can reach. The machine's speed drifts within seconds, so raw
+// and client run in short interleaved slices and each client slice is compared with the mean of the
+// raw slices on either side; the summary gives the median of those ratios and their spread:
+//   lock_uncontended ratio=… ratio_p25=… ratio_p75=… slices=… allocs_per_pair=… pairs_per_s=…
+//                    raw_evalsha_per_s=… redis_benchmark_evalsha_per_s=… commands_per_pair=…
+//                    client_cpu_us_per_pair=… watchdog_ratio=… watchdog_ratio_p25=… watchdog_ratio_p75=…
+//                    watchdog_allocs_per_pair=… watchdog_pairs_per_s=…
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,24 +30,25 @@ struct run_result {
   double pairs_per_s = 0;
   std::size_t allocations = 0;
   double cpu_us = 0;  // the client process's CPU time over the measured part
-  long pairs = 0;  // warm-up included
+  long pairs = 0;     // measured
 };
 
-// lock -> unlock -> lock ... for warm + measured pairs; allocations and time are taken over the
-// measured pairs only, from inside the chain (so the first call, made from outside the io thread,
-// is not counted).
+// lock -> unlock -> lock ... : `warm` pairs, then pairs for `seconds`; allocations and time are taken
+// over the measured pairs only, from inside the chain (so the first call, made from outside the io
+// thread, is not counted).
 class pair_chain {
  public:
   pair_chain(asio::io_context& io, deadbolt::reentrant_lock lock, std::chrono::milliseconds lease, long warm,
-             long measured)
-      : io_(io), lock_(std::move(lock)), lease_(lease), warm_(warm), total_(warm + measured) {}
+             double seconds)
+      : io_(io), lock_(std::move(lock)), lease_(lease), warm_(warm), seconds_wanted_(seconds) {}
 
   run_result run() {
     asio::post(io_, [this] { next(); });
     io_.restart();
     io_.run();
     if (!error_.empty()) deadbolt::bench::die(bench_name, error_);
-    return {static_cast<double>(total_ - warm_) / seconds_, allocations_, cpu_us_, total_};
+    const long measured = done_ - warm_;
+    return {static_cast<double>(measured) / seconds_, allocations_, cpu_us_, measured};
   }
 
  private:
@@ -57,7 +62,8 @@ class pair_chain {
       if (ec || !acquired) return fail(ec ? "lock: " + ec.message() : "lock: not acquired (uncontended?)");
       lock_.async_unlock(owner, [this](std::error_code ec) {
         if (ec) return fail("unlock: " + ec.message());
-        if (++done_ < total_) return next();
+        ++done_;
+        if (done_ <= warm_ || deadbolt::bench::seconds_since(start_) < seconds_wanted_) return next();
         allocations_ = deadbolt::bench::stop_counting_allocations();
         seconds_ = deadbolt::bench::seconds_since(start_);
         cpu_us_ = deadbolt::bench::process_cpu_us() - cpu_start_;
@@ -74,7 +80,8 @@ class pair_chain {
   asio::io_context& io_;
   deadbolt::reentrant_lock lock_;
   std::chrono::milliseconds lease_;
-  long warm_, total_, done_ = 0;
+  long warm_, done_ = 0;
+  double seconds_wanted_;
   clock_type::time_point start_;
   double seconds_ = 0;
   double cpu_start_ = 0, cpu_us_ = 0;
@@ -82,14 +89,36 @@ class pair_chain {
   std::string error_;
 };
 
+// One side (fixed lease or watchdog) over all its slices.
+struct side {
+  std::vector<double> ratios;
+  std::vector<run_result> runs;
+  std::size_t max_allocs_per_slice = 0;
+  double allocs_per_pair = 0;  // the worst slice's
+
+  void add(const run_result& r, double raw_per_s) {
+    runs.push_back(r);
+    ratios.push_back(r.pairs_per_s / (raw_per_s / 2));
+    if (r.pairs > 0) {
+      allocs_per_pair = std::max(allocs_per_pair, static_cast<double>(r.allocations) / static_cast<double>(r.pairs));
+    }
+  }
+  double quantile(double q) const {
+    std::vector<double> v = ratios;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const deadbolt::bench::options opt(argc, argv, bench_name);
   const int port = static_cast<int>(opt.get("port", 0L));
-  const long rounds = opt.get("rounds", 5L);
+  const long slices = opt.get("slices", 24L);
+  const double slice_s = static_cast<double>(opt.get("slice-ms", 400L)) / 1000;
   const long warm = opt.get("warmup", 2000L);
-  const long pairs = opt.get("pairs", 20000L);
+  const long slice_warm = opt.get("slice-warmup", 20L);
   const long raw_requests = opt.get("raw-requests", 50000L);
   const long lease_ms = opt.get("lease-ms", 30000L);
 
@@ -109,51 +138,56 @@ int main(int argc, char** argv) {
   if (connect_error) deadbolt::bench::die(bench_name, "connect: " + connect_error.message());
   const deadbolt::reentrant_lock lock = client.lock("bench-uncontended");
 
-  std::fprintf(stderr, "%s: %ld rounds of: %ld + %ld pairs with a %ld ms lease, the same with the watchdog; raw "
-               "c1P1 (%ld requests) before and after each round\n", bench_name, rounds, warm, pairs, lease_ms,
-               raw_requests);
-  std::vector<double> raws, leased_ratios, watchdog_ratios;
-  std::vector<run_result> leased, watchdog;
-  std::size_t leased_allocs = 0, watchdog_allocs = 0;
-  long leased_pairs = 0;
+  std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease and with the watchdog, every one between "
+               "two raw slices (EVALSHA c1P1 through hiredis); %ld warm-up pairs first\n", bench_name, slices,
+               slice_s * 1000, lease_ms, warm);
+  // redis-benchmark once, for reference: the in-process raw slices should agree with it.
+  const double redis_benchmark = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
+  pair_chain(io, lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
+  pair_chain(io, lock, 0ms, warm, 0).run();
+
+  const std::string raw_key = "bench-raw-slices", raw_owner = "owner:1", raw_lease = std::to_string(lease_ms);
+  auto raw = [&] { return probe.raw_slice_per_s(sha, raw_key, raw_lease, raw_owner, slice_s); };
+  side leased, watchdog;
+  std::vector<double> raws;
   std::uint64_t evalsha = 0, dels = 0;
-  // Every round is bracketed by raw measurements (the one after a round is the one before the next);
-  // the round's limit is their mean / 2.
-  double raw_before = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
-  for (long r = 0; r < rounds; ++r) {
+  long leased_pairs = 0;
+  double raw_before = raw();
+  for (long i = 0; i < slices; ++i) {
     const deadbolt::bench::command_counts before = probe.commandstats();
-    const run_result a = pair_chain(io, lock, std::chrono::milliseconds(lease_ms), warm, pairs).run();
+    // Each slice starts with a few unmeasured pairs: switching between the two modes arms or idles the
+    // watchdog's timer once, which is not the steady state being measured.
+    const run_result a = pair_chain(io, lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
     const deadbolt::bench::command_counts after = probe.commandstats();
     evalsha += deadbolt::bench::delta(before, after, "evalsha");
     dels += deadbolt::bench::delta(before, after, "del");
-    leased_pairs += a.pairs;
-    const run_result b = pair_chain(io, lock, 0ms, warm, pairs).run();
-    const double raw_after = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
-    const double raw_r = (raw_before + raw_after) / 2;
+    leased_pairs += a.pairs + slice_warm;  // the commands counted include the unmeasured pairs
+    const double raw_middle = raw();
+    leased.add(a, (raw_before + raw_middle) / 2);
+    const run_result b = pair_chain(io, lock, 0ms, slice_warm, slice_s).run();
+    const double raw_after = raw();
+    watchdog.add(b, (raw_middle + raw_after) / 2);
+    raws.push_back(raw_before);
+    raws.push_back(raw_middle);
     raw_before = raw_after;
-    raws.push_back(raw_r);
-    leased.push_back(a);
-    watchdog.push_back(b);
-    leased_ratios.push_back(a.pairs_per_s / (raw_r / 2));
-    watchdog_ratios.push_back(b.pairs_per_s / (raw_r / 2));
-    leased_allocs = std::max(leased_allocs, a.allocations);
-    watchdog_allocs = std::max(watchdog_allocs, b.allocations);
-    std::fprintf(stderr, "%s: round %ld: raw %.0f EVALSHA/s; lease %.0f pairs/s, ratio %.3f, %zu allocs; watchdog "
-                 "%.0f pairs/s, ratio %.3f, %zu allocs\n", bench_name, r + 1, raw_r, a.pairs_per_s,
-                 leased_ratios.back(), a.allocations, b.pairs_per_s, watchdog_ratios.back(), b.allocations);
   }
+  probe.del(raw_key);
   // Top-level commands per leased pair: the EVALSHAs, plus DELs beyond the one the unlock script runs
   // itself when it releases (those are the client's unlock-latch DELs).
   const double commands_per_pair =
       (static_cast<double>(evalsha) + static_cast<double>(dels) - static_cast<double>(leased_pairs)) /
       static_cast<double>(leased_pairs);
-  const std::size_t m = deadbolt::bench::median_index(leased_ratios);
-  const std::size_t w = deadbolt::bench::median_index(watchdog_ratios);
-  std::printf("%s ratio=%.3f allocs_per_pair=%.3f pairs_per_s=%.0f raw_evalsha_per_s=%.0f commands_per_pair=%.2f "
-              "client_cpu_us_per_pair=%.2f watchdog_ratio=%.3f watchdog_allocs_per_pair=%.3f watchdog_pairs_per_s=%.0f\n",
-              bench_name, leased_ratios[m], static_cast<double>(leased_allocs) / static_cast<double>(pairs),
-              leased[m].pairs_per_s, raws[m], commands_per_pair, leased[m].cpu_us / static_cast<double>(pairs),
-              watchdog_ratios[w], static_cast<double>(watchdog_allocs) / static_cast<double>(pairs),
-              watchdog[w].pairs_per_s);
+  const std::size_t m = deadbolt::bench::median_index(leased.ratios);
+  const std::size_t w = deadbolt::bench::median_index(watchdog.ratios);
+  const double raw_median = raws[deadbolt::bench::median_index(raws)];
+  std::printf("%s ratio=%.3f ratio_p25=%.3f ratio_p75=%.3f slices=%ld allocs_per_pair=%.3f pairs_per_s=%.0f "
+              "raw_evalsha_per_s=%.0f redis_benchmark_evalsha_per_s=%.0f commands_per_pair=%.2f "
+              "client_cpu_us_per_pair=%.2f watchdog_ratio=%.3f watchdog_ratio_p25=%.3f watchdog_ratio_p75=%.3f "
+              "watchdog_allocs_per_pair=%.3f watchdog_pairs_per_s=%.0f\n",
+              bench_name, leased.ratios[m], leased.quantile(0.25), leased.quantile(0.75), slices,
+              leased.allocs_per_pair, leased.runs[m].pairs_per_s, raw_median, redis_benchmark, commands_per_pair,
+              leased.runs[m].cpu_us / static_cast<double>(std::max(leased.runs[m].pairs, 1L)),
+              watchdog.ratios[w], watchdog.quantile(0.25), watchdog.quantile(0.75), watchdog.allocs_per_pair,
+              watchdog.runs[w].pairs_per_s);
   return 0;
 }

@@ -114,6 +114,20 @@ std::string server_probe::load_script(const deadbolt::detail::script& s) {
   return sha;
 }
 
+double server_probe::raw_slice_per_s(const std::string& sha, const std::string& key, const std::string& arg1,
+                                     const std::string& arg2, double seconds) {
+  const clock_type::time_point start = clock_type::now();
+  long requests = 0;
+  double elapsed = 0;
+  do {
+    freeReplyObject(run("EVALSHA %s 1 %b %b %b", sha.c_str(), key.data(), key.size(), arg1.data(), arg1.size(),
+                        arg2.data(), arg2.size()));
+    ++requests;
+    elapsed = seconds_since(start);
+  } while (elapsed < seconds);
+  return static_cast<double>(requests) / elapsed;
+}
+
 double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int clients, int pipeline, long requests,
                          double* server_us_per_call) {
   const double rate = raw_evalsha_args_per_s(probe, sha, std::string("1 ") + raw_key + " 30000 owner:1", clients,

@@ -79,6 +79,11 @@ class server_probe {
   /// returns its SHA1, the one the library's EVALSHAs name.
   std::string load_script(const deadbolt::detail::script& s);
   std::string load_acquire_script() { return load_script(deadbolt::detail::scripts::lock_acquire); }
+  /// The raw limit over one short slice: EVALSHA `sha` with `args` (one key, then its arguments),
+  /// one request at a time on this connection (c1P1, like redis-benchmark -c 1 -P 1), for `seconds`;
+  /// requests per second.
+  double raw_slice_per_s(const std::string& sha, const std::string& key, const std::string& arg1,
+                         const std::string& arg2, double seconds);
 
  private:
   redisReply* run(const char* format, ...);
