@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <string_view>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
@@ -10,93 +12,77 @@
 namespace deadbolt::detail {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-std::error_code classify_login_error(std::string_view text) {
-  if (starts_with(text, "WRONGPASS") || starts_with(text, "NOAUTH") ||
-      text.find("invalid password") != std::string_view::npos ||
-      text.find("without any password configured") != std::string_view::npos ||
-      text.find("invalid username-password") != std::string_view::npos) {
-    return errc::auth_failed;
-  }
-  if (starts_with(text, "NOPERM")) return errc::permission_denied;
-  return errc::server_error;
+session_settings settings_for(const endpoint& ep, const config& cfg) {
+  session_settings s;
+  s.connect_timeout_ms = cfg.connect_timeout.count();
+  s.reconnect_min_ms = cfg.reconnect_min.count();
+  s.reconnect_max_ms = cfg.reconnect_max.count();
+  s.login.user = ep.user;
+  s.login.password = ep.password;
+  s.login.client_name = cfg.client_name;
+  s.login.database = ep.database;
+  return s;
 }
 
-bool is_unknown_hello(std::string_view text) {
-  return starts_with(text, "NOPROTO") || text.find("unknown command") != std::string_view::npos;
+std::uint64_t jitter_seed() {
+  std::uint64_t seed = 0;
+  if (!port::random_bytes(&seed, sizeof seed)) seed = 0x9e3779b97f4a7c15ull;
+  return seed;
 }
 
 }  // namespace
 
-// One command of the login sequence; the connection owns them, the pipeline carries them.
-class connection::handshake_step final : public request {
+// One step of the login; the session says what it sends and what its reply means, the pipeline
+// carries it ahead of everything queued.
+class connection::login_request final : public request {
  public:
-  enum class kind { hello, auth, setname, select };
-
-  void prepare(connection* owner, kind k) {
+  void prepare(connection* owner, std::size_t index) {
     owner_ = owner;
-    kind_ = k;
+    index_ = index;
     failed_ = false;
     error_text_.clear();
   }
-  kind which() const { return kind_; }
-  bool failed() const { return failed_; }
-  const std::string& error_text() const { return error_text_; }
-
-  void encode(resp::encoder& e) override {
-    const endpoint& ep = owner_->endpoint_;
-    const std::string& name = owner_->config_.client_name;
-    switch (kind_) {
-      case kind::hello:
-        if (!ep.password.empty()) {
-          e.command("HELLO", 3, "AUTH", ep.user.empty() ? std::string_view("default") : ep.user,
-                    ep.password, "SETNAME", name);
-        } else {
-          e.command("HELLO", 3, "SETNAME", name);
-        }
-        break;
-      case kind::auth:
-        if (ep.user.empty() || ep.user == "default") {
-          e.command("AUTH", ep.password);
-        } else {
-          e.command("AUTH", ep.user, ep.password);
-        }
-        break;
-      case kind::setname: e.command("CLIENT", "SETNAME", name); break;
-      case kind::select: e.command("SELECT", ep.database); break;
-    }
-  }
+  void encode(resp::encoder& e) override { owner_->session_.encode_login_step(index_, e); }
   void on_node(const resp::node& n) override {
     if (n.depth == 0 && resp::is_error(n.type)) {
       failed_ = true;
       error_text_.assign(n.value);
     }
   }
-  void on_done(std::error_code ec) override { owner_->handshake_reply(*this, ec); }
+  void on_done(std::error_code ec) override {
+    if (ec) return;  // the connection dropped, and the session already knows
+    if (failed_) {
+      owner_->session_.on_login_error(index_, error_text_);
+    } else {
+      owner_->session_.on_login_ok(index_);
+    }
+    owner_->pump();
+  }
 
  private:
   connection* owner_ = nullptr;
-  kind kind_ = kind::hello;
+  std::size_t index_ = 0;
   bool failed_ = false;
   std::string error_text_;
 };
 
 connection::connection(asio::any_io_executor ex, endpoint ep, const config& cfg, role r)
+    : connection(ex, ep, std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep)}), cfg, r) {}
+
+connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<address_source> addresses,
+                       const config& cfg, role r)
     : executor_(ex),
       endpoint_(std::move(ep)),
       config_(cfg),
       role_(r),
-      socket_(ex),
-      connect_timer_(ex),
+      session_(settings_for(endpoint_, config_), jitter_seed()),
+      addresses_(std::move(addresses)),
+      stream_(ex),
+      session_timer_(ex),
       deadline_timer_(ex),
-      reconnect_timer_(ex),
       input_(cfg.reply_limits.max_bulk_length + 128),
       pipeline_(cfg.reply_limits),
-      steps_(new handshake_step[4]) {
-  if (!port::random_bytes(&jitter_state_, sizeof jitter_state_)) jitter_state_ = 0x9e3779b97f4a7c15ull;
-  jitter_state_ |= 1;
-}
+      login_steps_(new login_request[login_plan{}.steps.size()]) {}
 
 connection::~connection() { pipeline_.fail_all(errc::shutting_down); }
 
@@ -106,24 +92,25 @@ std::int64_t connection::deadline_from_now() const {
 }
 
 void connection::start() {
-  if (state_ == state::idle) connect();
+  session_.start();
+  pump();
 }
 
 void connection::stop() {
-  if (state_ == state::stopped) return;
+  if (session_.stopped()) return;
+  session_.stop();
   ++generation_;
-  state_ = state::stopped;
-  std::error_code ignored;
-  socket_.close(ignored);
+  ++timer_generation_;
+  stream_.close();
   if (resolver_) resolver_->cancel();
-  connect_timer_.cancel();
+  addresses_->cancel();
+  session_timer_.cancel();
   deadline_timer_.cancel();
-  reconnect_timer_.cancel();
   pipeline_.fail_all(errc::shutting_down);
 }
 
 void connection::submit(request& r) {
-  if (state_ == state::stopped) {
+  if (session_.stopped()) {
     r.on_done(errc::shutting_down);
     return;
   }
@@ -132,150 +119,119 @@ void connection::submit(request& r) {
   if (!routing_input_) flush();
 }
 
-void connection::connect() {
-  state_ = state::connecting;
-  candidates_.clear();
-  const auto gen = generation_;
-  connect_timer_.expires_after(config_.connect_timeout);
-  connect_timer_.async_wait([self = shared_from_this(), gen](std::error_code ec) {
-    if (ec || gen != self->generation_) return;
-    if (self->state_ == state::connecting || self->state_ == state::handshaking) {
-      self->drop(asio::error::timed_out);
-    }
-  });
-  if (endpoint_.kind == endpoint::transport::unix_socket) {
-    candidates_.emplace_back(asio::local::stream_protocol::endpoint(endpoint_.path));
-    connect_next(0);
-    return;
+void connection::drop(std::error_code why) {
+  session_.on_failure(why);
+  pump();
+}
+
+void connection::pump() {
+  if (pumping_) return;  // the loop below runs what this event queued
+  pumping_ = true;
+  for (auto a = session_.next(); a.what != session_fsm::action::kind::none; a = session_.next()) perform(a);
+  pumping_ = false;
+}
+
+void connection::perform(const session_fsm::action& a) {
+  using kind = session_fsm::action::kind;
+  switch (a.what) {
+    case kind::none: return;
+    case kind::arm_timer: arm_timer(a.delay_ms); return;
+    case kind::cancel_timer:
+      ++timer_generation_;
+      session_timer_.cancel();
+      return;
+    case kind::get_address: addresses_->next(*this); return;
+    case kind::resolve: resolve(*a.where); return;
+    case kind::connect: connect(*a.where); return;
+    case kind::handshake:
+      stream_.async_handshake([self = shared_from_this(), gen = generation_](std::error_code ec) {
+        if (gen != self->generation_) return;
+        self->session_.on_handshake(ec);
+        self->pump();
+      });
+      return;
+    case kind::log_in: log_in(); return;
+    case kind::ready: on_ready(); return;
+    case kind::disconnect: disconnect(a); return;
   }
-  // A numeric address needs no resolver (and an embedded build may have none).
-  std::error_code not_numeric;
-  const asio::ip::address address = asio::ip::make_address(endpoint_.host, not_numeric);
-  if (!not_numeric) {
-    candidates_.emplace_back(asio::ip::tcp::endpoint(address, endpoint_.port));
-    connect_next(0);
-    return;
-  }
+}
+
+void connection::on_address(std::error_code ec, const server_address& where) {
+  session_.on_address(ec, where);
+  pump();
+}
+
+void connection::resolve(const server_address& where) {
   if (!resolver_) resolver_ = port::make_host_resolver(executor_);
   if (!resolver_) {  // config::validate() refuses host names in such a build; kept for safety
-    drop(errc::no_resolver);
+    session_.on_resolved(errc::no_resolver, {});
     return;
   }
-  resolver_->async_resolve(endpoint_.host, endpoint_.port,
-                           [self = shared_from_this(), gen](std::error_code ec, std::vector<asio::ip::tcp::endpoint> found) {
+  resolver_->async_resolve(where.host, where.port,
+                           [self = shared_from_this(), gen = generation_](std::error_code ec,
+                                                                         std::vector<asio::ip::tcp::endpoint> found) {
                              if (gen != self->generation_) return;
-                             if (ec) {
-                               self->drop(ec);
-                               return;
+                             if (!ec && found.empty()) ec = asio::error::host_not_found;
+                             std::vector<server_address> candidates(found.size());
+                             for (std::size_t i = 0; i < found.size(); ++i) {
+                               candidates[i].host = found[i].address().to_string();
+                               candidates[i].port = found[i].port();
+                               candidates[i].numeric = true;
                              }
-                             for (const auto& entry : found) self->candidates_.emplace_back(entry);
-                             self->connect_next(0);
+                             self->session_.on_resolved(ec, std::move(candidates));
+                             self->pump();
                            });
 }
 
-void connection::connect_next(std::size_t index) {
-  if (index >= candidates_.size()) {
-    drop(last_error_ ? last_error_ : make_error_code(asio::error::host_not_found));
-    return;
-  }
-  std::error_code ec;
-  socket_.close(ec);
-  socket_.open(candidates_[index].protocol(), ec);
-  if (ec) {
-    last_error_ = ec;
-    connect_next(index + 1);
-    return;
-  }
-  port::close_on_exec(socket_.native_handle());
-  const auto gen = generation_;
-  socket_.async_connect(candidates_[index], [self = shared_from_this(), gen, index](std::error_code ec) {
-    if (gen != self->generation_) return;
-    if (ec) {
-      self->last_error_ = ec;
-      self->connect_next(index + 1);
-      return;
-    }
-    self->on_transport_up();
-  });
+void connection::connect(const server_address& where) {
+  const std::error_code not_started =
+      stream_.async_connect(where, [self = shared_from_this(), gen = generation_](std::error_code ec) {
+        if (gen != self->generation_) return;
+        self->session_.on_connected(ec);
+        self->pump();
+      });
+  if (not_started) session_.on_connected(not_started);
 }
 
-void connection::on_transport_up() {
-  if (endpoint_.kind == endpoint::transport::tcp) {
-    std::error_code ignored;
-    socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
-  }
-  state_ = state::handshaking;
+void connection::log_in() {
   input_.clear();
   read();
-  start_handshake();
-}
-
-void connection::start_handshake() {
-  steps_pending_ = 0;
-  auto add = [this](handshake_step::kind k) {
-    handshake_step& step = steps_[steps_pending_++];
-    step.prepare(this, k);
-    pipeline_.submit_handshake(step, deadline_from_now());
-  };
-  if (!legacy_login_) {
-    add(handshake_step::kind::hello);
-  } else {
-    if (!endpoint_.password.empty()) add(handshake_step::kind::auth);
-    add(handshake_step::kind::setname);
+  const login_plan& plan = session_.plan();
+  for (std::size_t i = 0; i < plan.size; ++i) {
+    login_steps_[i].prepare(this, i);
+    pipeline_.submit_handshake(login_steps_[i], deadline_from_now());
   }
-  if (endpoint_.database != 0) add(handshake_step::kind::select);
   arm_deadline_timer();
   flush();
 }
 
-void connection::handshake_reply(handshake_step& step, std::error_code ec) {
-  if (ec) return;  // the connection dropped; drop() already dealt with it
-  if (step.failed()) {
-    switch (step.which()) {
-      case handshake_step::kind::hello:
-        if (is_unknown_hello(step.error_text())) {
-          // A server older than Redis 6: log in the RESP2 way, on a fresh connection.
-          legacy_login_ = true;
-          reconnect_attempt_ = 0;
-          handshake_failed(errc::protocol_error);
-          return;
-        }
-        handshake_failed(classify_login_error(step.error_text()));
-        return;
-      case handshake_step::kind::auth:
-        handshake_failed(classify_login_error(step.error_text()));
-        return;
-      case handshake_step::kind::select:
-        handshake_failed(errc::invalid_config);
-        return;
-      case handshake_step::kind::setname:
-        break;  // a name is a courtesy
-    }
-  }
-  if (--steps_pending_ == 0 && state_ == state::handshaking) handshake_done();
-}
-
-void connection::handshake_failed(std::error_code ec) {
-  steps_pending_ = 0;
-  drop(ec);
-  // The server's answer will not change on the next attempt: tell the waiting requests now rather
-  // than at their deadline. (Reconnecting goes on, for a server that is being reconfigured.)
-  if (ec == errc::auth_failed || ec == errc::permission_denied || ec == errc::invalid_config) {
-    pipeline_.fail_unsent(ec);
-  }
-}
-
-void connection::handshake_done() {
-  connect_timer_.cancel();
-  state_ = state::ready;
-  protocol_ = legacy_login_ ? 2 : 3;
-  reconnect_attempt_ = 0;
-  last_error_ = {};
+void connection::on_ready() {
   pipeline_.end_handshake();
   pipeline_.set_push_handler(push_, role_ == role::subscriber);
   if (listener_) listener_->on_connected();
   arm_deadline_timer();
   flush();
+}
+
+void connection::disconnect(const session_fsm::action& a) {
+  ++generation_;
+  stream_.close();
+  if (resolver_) resolver_->cancel();
+  addresses_->cancel();
+  pipeline_.set_push_handler(push_, false);
+  pipeline_.connection_lost(a.sent_error);
+  if (a.was_ready && listener_) listener_->on_disconnected(a.error);
+  if (a.unsent_error) pipeline_.fail_unsent(a.unsent_error);
+}
+
+void connection::arm_timer(std::int64_t delay_ms) {
+  const auto token = ++timer_generation_;
+  session_timer_.expires_after(std::chrono::milliseconds(delay_ms));
+  session_timer_.async_wait([self = shared_from_this(), token](std::error_code ec) {
+    if (ec || token != self->timer_generation_) return;
+    self->session_.on_timer();
+    self->pump();
+  });
 }
 
 void connection::read() {
@@ -286,7 +242,7 @@ void connection::read() {
     return;
   }
   const auto gen = generation_;
-  socket_.async_read_some(asio::buffer(space, room),
+  stream_.async_read_some(asio::buffer(space, room),
                           asio::bind_allocator(handler_allocator<char>(read_memory_),
                           [self = shared_from_this(), gen](std::error_code ec, std::size_t n) {
                             if (gen != self->generation_) return;
@@ -310,21 +266,20 @@ void connection::read() {
 }
 
 void connection::flush() {
-  if (state_ != state::handshaking && state_ != state::ready) return;
-  if (!pipeline_.can_write()) return;
+  if (!session_.carries_bytes() || !pipeline_.can_write()) return;
   const std::string& bytes = pipeline_.take_output();
   const auto gen = generation_;
-  asio::async_write(socket_, asio::buffer(bytes),
-                    asio::bind_allocator(handler_allocator<char>(write_memory_),
-                    [self = shared_from_this(), gen](std::error_code ec, std::size_t) {
-                      if (gen != self->generation_) return;
-                      if (ec) {
-                        self->drop(ec);
-                        return;
-                      }
-                      self->pipeline_.write_done();
-                      self->flush();
-                    }));
+  stream_.async_write(asio::buffer(bytes),
+                      asio::bind_allocator(handler_allocator<char>(write_memory_),
+                      [self = shared_from_this(), gen](std::error_code ec, std::size_t) {
+                        if (gen != self->generation_) return;
+                        if (ec) {
+                          self->drop(ec);
+                          return;
+                        }
+                        self->pipeline_.write_done();
+                        self->flush();
+                      }));
 }
 
 void connection::arm_deadline_timer() {
@@ -333,59 +288,15 @@ void connection::arm_deadline_timer() {
   deadline_armed_ns_ = next;
   deadline_timer_.expires_after(std::chrono::nanoseconds(std::max<std::int64_t>(0, next - port::monotonic_ns())));
   deadline_timer_.async_wait([self = shared_from_this()](std::error_code ec) {
-    if (ec == asio::error::operation_aborted || self->state_ == state::stopped) return;
+    if (ec == asio::error::operation_aborted || self->session_.stopped()) return;
     self->deadline_armed_ns_ = 0;
     self->on_deadline();
   });
 }
 
 void connection::on_deadline() {
-  std::error_code unsent = errc::timed_out;
-  if (state_ != state::ready) unsent = last_error_ ? last_error_ : make_error_code(errc::not_connected);
-  if (pipeline_.expire(port::monotonic_ns(), unsent)) drop(errc::timed_out);
+  if (pipeline_.expire(port::monotonic_ns(), session_.expired_unsent_error())) drop(errc::timed_out);
   arm_deadline_timer();
-}
-
-void connection::drop(std::error_code why) {
-  if (state_ == state::stopped || state_ == state::waiting_to_reconnect || state_ == state::idle) return;
-  const bool was_ready = state_ == state::ready;
-  ++generation_;
-  state_ = state::waiting_to_reconnect;
-  last_error_ = why;
-  std::error_code ignored;
-  socket_.close(ignored);
-  if (resolver_) resolver_->cancel();
-  connect_timer_.cancel();
-  pipeline_.set_push_handler(push_, false);
-  // Requests already sent may have run: say so, unless the reason says more.
-  const bool telling = why == errc::timed_out || &why.category() == &resp::resp_category();
-  pipeline_.connection_lost(telling ? why : make_error_code(errc::outcome_unknown));
-  if (was_ready && listener_) listener_->on_disconnected(why);
-  if (state_ == state::waiting_to_reconnect) schedule_reconnect();
-}
-
-void connection::schedule_reconnect() {
-  using std::chrono::milliseconds;
-  const unsigned shift = std::min(reconnect_attempt_, 16u);
-  const auto ceiling = std::min<std::int64_t>(config_.reconnect_max.count(),
-                                              config_.reconnect_min.count() << shift);
-  // Equal jitter: half fixed, half random, so that many clients do not reconnect in step.
-  jitter_state_ ^= jitter_state_ << 13;
-  jitter_state_ ^= jitter_state_ >> 7;
-  jitter_state_ ^= jitter_state_ << 17;
-  const auto half = ceiling / 2;
-  const auto delay = half + static_cast<std::int64_t>(jitter_state_ % static_cast<std::uint64_t>(half + 1));
-  ++reconnect_attempt_;
-  if (legacy_login_ && reconnect_attempt_ == 1 && last_error_ == errc::protocol_error) {
-    reconnect_timer_.expires_after(milliseconds(0));
-  } else {
-    reconnect_timer_.expires_after(milliseconds(delay));
-  }
-  const auto gen = generation_;
-  reconnect_timer_.async_wait([self = shared_from_this(), gen](std::error_code ec) {
-    if (ec || gen != self->generation_ || self->state_ != state::waiting_to_reconnect) return;
-    self->connect();
-  });
 }
 
 }  // namespace deadbolt::detail

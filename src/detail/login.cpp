@@ -1,0 +1,66 @@
+#include "detail/login.hpp"
+
+#include "deadbolt/error.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+}  // namespace
+
+login_plan plan_login(const login_settings& s, bool resp2_only) {
+  login_plan plan;
+  auto add = [&plan](login_step step) { plan.steps[plan.size++] = step; };
+  if (!resp2_only) {
+    add(login_step::hello);
+  } else {
+    if (!s.password.empty()) add(login_step::auth);
+    add(login_step::setname);
+  }
+  if (s.database != 0) add(login_step::select);
+  return plan;
+}
+
+void encode_login_command(login_step step, const login_settings& s, resp::encoder& e) {
+  switch (step) {
+    case login_step::hello:
+      if (!s.password.empty()) {
+        e.command("HELLO", 3, "AUTH", s.user.empty() ? std::string_view("default") : s.user, s.password,
+                  "SETNAME", s.client_name);
+      } else {
+        e.command("HELLO", 3, "SETNAME", s.client_name);
+      }
+      return;
+    case login_step::auth:
+      if (s.user.empty() || s.user == "default") {
+        e.command("AUTH", s.password);
+      } else {
+        e.command("AUTH", s.user, s.password);
+      }
+      return;
+    case login_step::setname: e.command("CLIENT", "SETNAME", s.client_name); return;
+    case login_step::select: e.command("SELECT", s.database); return;
+  }
+}
+
+std::error_code classify_login_error(std::string_view text) {
+  if (starts_with(text, "WRONGPASS") || starts_with(text, "NOAUTH") ||
+      text.find("invalid password") != std::string_view::npos ||
+      text.find("without any password configured") != std::string_view::npos ||
+      text.find("invalid username-password") != std::string_view::npos) {
+    return errc::auth_failed;
+  }
+  if (starts_with(text, "NOPERM")) return errc::permission_denied;
+  return errc::server_error;
+}
+
+bool is_unknown_hello(std::string_view text) {
+  return starts_with(text, "NOPROTO") || text.find("unknown command") != std::string_view::npos;
+}
+
+bool is_permanent_login_failure(std::error_code ec) {
+  return ec == errc::auth_failed || ec == errc::permission_denied || ec == errc::invalid_config;
+}
+
+}  // namespace deadbolt::detail
