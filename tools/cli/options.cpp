@@ -147,7 +147,6 @@ bool apply(options& o, int code, const char* value, std::string& error) {
     return d.has_value();
   };
   switch (code) {
-    case 'h': o.command = subcommand::help; return true;
     case 'V': o.command = subcommand::version; return true;
     case 'v': o.verbose = true; return true;
     case opt_url: o.url = value; return true;

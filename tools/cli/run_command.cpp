@@ -114,7 +114,7 @@ class runner {
         verbose("created semaphore %s with %lld permits", o_.name.c_str(), static_cast<long long>(o_.permits));
         return take_one_permit(wait, acquired);
       }
-      client_.async_command({"EVAL", read_permits_script, "2", o_.name, detail_timeout_key()},
+      client_.async_command({"EVAL", read_permits_script, "2", o_.name, permits_key()},
                             [this, wait, acquired](std::error_code cec, deadbolt::reply counts) {
                               if (cec) return acquired(cec, std::nullopt);
                               const auto available = counts.elements.size() == 2 ? counts.elements[0].as_int() : std::nullopt;
@@ -136,7 +136,7 @@ class runner {
     });
   }
 
-  std::string detail_timeout_key() const { return detail::suffix_name(o_.name, "timeout"); }
+  std::string permits_key() const { return detail::suffix_name(o_.name, "timeout"); }
 
   template <typename Acquired>
   void take_one_permit(milliseconds wait, Acquired acquired) {
@@ -284,8 +284,9 @@ class runner {
       if (verbose_enabled()) {
         client_.async_command({"PTTL", o_.name}, [this](std::error_code ec, deadbolt::reply ttl) {
           if (ec) verbose("lease of %s: %s", o_.name.c_str(), ec.message().c_str());
-          else verbose("lease of %s renewed by the watchdog: ttl %s", o_.name.c_str(),
-                       format_duration(milliseconds(ttl.as_int().value_or(0))).c_str());
+          else verbose("lease of %s: ttl %s (the watchdog renews it every %s)", o_.name.c_str(),
+                       format_duration(milliseconds(ttl.as_int().value_or(0))).c_str(),
+                       format_duration(hold_lease() / 3).c_str());
         });
       }
       refresh_holder_info();

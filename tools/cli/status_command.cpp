@@ -1,5 +1,6 @@
 // deadbolt status: read what Redis holds for NAME (its key, a fair lock's queue, the fencing token, a
 // permit-expirable semaphore's permits, deadbolt's holder info keys) and print it.
+#include <array>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -15,14 +16,12 @@ namespace {
 
 using replies = std::vector<deadbolt::reply>;
 
-std::string hex(const std::string& bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
+// A permit's ZSET member: its id's 16 raw bytes (Redisson before 3.17: the hex text itself).
+std::string permit_text(const std::string& member) {
+  if (member.size() != 16) return member;
+  std::array<unsigned char, 16> bytes{};
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(member[i]);
+  return deadbolt::permit_id(bytes).hex();
 }
 
 // Redisson's score for a permit without lease (docs/protocol.md §9).
@@ -32,7 +31,7 @@ constexpr std::int64_t never_expires = 922337203685477;
 void add_permits(const deadbolt::reply& r, lock_state& s) {
   auto add = [&](const deadbolt::reply& member, const deadbolt::reply& score) {
     lock_holder h;
-    h.field = hex(member.text);
+    h.field = permit_text(member.text);
     h.count = 1;
     const auto expiry = static_cast<std::int64_t>(std::strtod(score.text.c_str(), nullptr));
     if (expiry != never_expires) h.expires_ms = expiry;
