@@ -18,6 +18,9 @@ install(DIRECTORY
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 if(TARGET deadbolt_cli)
   install(TARGETS deadbolt_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/docs/deadbolt.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  install(FILES ${PROJECT_SOURCE_DIR}/tools/cli/completion/deadbolt.bash
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME deadbolt)
 endif()
 
 install(EXPORT deadboltTargets NAMESPACE deadbolt:: DESTINATION ${DEADBOLT_CMAKE_DIR})

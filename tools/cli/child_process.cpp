@@ -15,7 +15,8 @@ extern char** environ;
 
 namespace deadbolt::cli {
 
-std::error_code child_process::spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+std::error_code child_process::spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+                                     const std::vector<std::string>& removed_env) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -27,6 +28,9 @@ std::error_code child_process::spawn(const std::vector<std::string>& argv, const
     for (const auto& extra : extra_env) {
       const auto eq = extra.find('=');
       if (entry.compare(0, eq + 1, extra, 0, eq + 1) == 0) overridden = true;
+    }
+    for (const auto& name : removed_env) {
+      if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') overridden = true;
     }
     if (!overridden) env_storage.push_back(entry);
   }

@@ -8,5 +8,6 @@ namespace deadbolt::cli {
 int run_command(const options& o);
 int status_command(const options& o);
 int unlock_command(const options& o);
+int ping_command(const options& o);
 
 }  // namespace deadbolt::cli

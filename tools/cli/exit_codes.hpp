@@ -1,16 +1,16 @@
-// The CLI's documented exit codes. `run` otherwise exits with COMMAND's own status
-// (128 + N when COMMAND was killed by signal N).
+// The CLI's exit codes, the same in every subcommand (the table in docs/cli.md and --help). `run`
+// otherwise exits with COMMAND's own status (128 + N when COMMAND was killed by signal N).
 #pragma once
 
 namespace deadbolt::cli {
 
 enum exit_code : int {
   exit_ok = 0,
-  exit_usage = 2,           ///< bad arguments
-  exit_cannot_connect = 3,  ///< the server cannot be reached (or refused the login)
-  exit_wait_timed_out = 4,  ///< --wait ran out before the lock was acquired
-  exit_lease_lost = 5,      ///< the lock was lost while COMMAND ran; COMMAND was terminated
   exit_failure = 1,         ///< any other error (printed)
+  exit_usage = 2,           ///< bad arguments, server URL or password file
+  exit_cannot_connect = 3,  ///< the server cannot be reached, does not answer, or refused the login
+  exit_wait_timed_out = 4,  ///< run: the lock was not had in time (-E changes it)
+  exit_lease_lost = 5,      ///< run: the lock was lost while COMMAND ran; COMMAND was terminated
 };
 
 }  // namespace deadbolt::cli

@@ -1,187 +1,360 @@
 #include "options.hpp"
 
-#include <cmath>
+#include <getopt.h>
+
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "duration.hpp"
 
 namespace deadbolt::cli {
+namespace {
 
-std::string_view usage() {
-  return R"(usage:
-  deadbolt run [options] NAME -- COMMAND [ARGS...]
-      Wait for the lock NAME, run COMMAND while holding it, release it when COMMAND exits.
-      --wait DURATION      give up after waiting this long (exit 4); default: wait forever
-      --lease DURATION     hold for a fixed lease instead of the watchdog (COMMAND is stopped
-                           when the lease runs out)
-      --watchdog DURATION  the watchdog lease (default 30s), renewed every third of it
-      --grace DURATION     after a lost lease, SIGTERM then SIGKILL this much later (default 5s)
-      --fenced             take a fenced lock; COMMAND gets DEADBOLT_FENCING_TOKEN
-      --fair               take a fair lock: waiters are served in arrival order
-      --read, --write      take the read (shared) or write (exclusive) half of a read/write lock
-      --semaphore N        take one permit of a permit-expirable semaphore with N permits (created
-                           if absent); COMMAND gets DEADBOLT_PERMIT_ID
-      --quiet              no status line while waiting
-  deadbolt status [--json] NAME
-      Show who holds NAME, hold counts, TTL, mode, queued waiters and the fencing token.
-  deadbolt unlock --force [--semaphore [--permit ID] | --latch] NAME
-      Release the lock NAME whoever holds it, and wake a waiter. Only a key with a lock's shape is
-      touched; anything else is refused. --semaphore: take back a permit-expirable semaphore's
-      expired permits, or release permit ID; --latch: delete the count-down latch (waiters go on).
+enum option_code : int {
+  opt_url = 256, opt_connect_timeout, opt_password_file, opt_lease, opt_watchdog, opt_grace, opt_fenced,
+  opt_fair, opt_read, opt_write, opt_semaphore_n, opt_semaphore, opt_latch, opt_permit, opt_json,
+};
 
-common options:
-  --url URL    redis://[user[:password]@]host[:port][/db] or unix:///path
-               (default: $REDIS_URL, else redis://127.0.0.1:6379)
-  -h, --help   this text;  --version  the version
+constexpr unsigned bit(subcommand s) { return 1u << static_cast<unsigned>(s); }
+constexpr unsigned everywhere = ~0u;
+constexpr unsigned on_run = bit(subcommand::run);
+constexpr unsigned globals = bit(subcommand::help);  // only the options every subcommand takes
 
-durations: 500ms, 10s, 2m, 1h, or plain seconds (1.5)
-exit codes: COMMAND's own status; 2 usage; 3 cannot connect; 4 wait timed out; 5 lease lost
-)";
+struct option_spec {
+  const char* name;
+  int has_arg;
+  int code;          // the short option's letter, or an option_code
+  unsigned where;    // the subcommands that take it
+};
+
+constexpr option_spec all_options[] = {
+    {"help", no_argument, 'h', everywhere},
+    {"version", no_argument, 'V', everywhere},
+    {"verbose", no_argument, 'v', everywhere},
+    {"url", required_argument, opt_url, everywhere},
+    {"connect-timeout", required_argument, opt_connect_timeout, everywhere},
+    {"password-file", required_argument, opt_password_file, everywhere},
+    {"wait", required_argument, 'w', on_run},
+    {"nonblock", no_argument, 'n', on_run},
+    {"conflict-exit-code", required_argument, 'E', on_run},
+    {"lease", required_argument, opt_lease, on_run},
+    {"watchdog", required_argument, opt_watchdog, on_run},
+    {"grace", required_argument, opt_grace, on_run},
+    {"fenced", no_argument, opt_fenced, on_run},
+    {"fair", no_argument, opt_fair, on_run},
+    {"read", no_argument, opt_read, on_run},
+    {"write", no_argument, opt_write, on_run},
+    {"semaphore", required_argument, opt_semaphore_n, on_run},
+    {"quiet", no_argument, 'q', on_run},
+    {"json", no_argument, opt_json, bit(subcommand::status)},
+    {"force", no_argument, 'f', bit(subcommand::unlock)},
+    {"semaphore", no_argument, opt_semaphore, bit(subcommand::unlock)},
+    {"latch", no_argument, opt_latch, bit(subcommand::unlock)},
+    {"permit", required_argument, opt_permit, bit(subcommand::unlock)},
+};
+
+// getopt_long's tables for the options `where` takes: the long ones and the short optstring.
+struct option_table {
+  std::vector<::option> longs;
+  std::string shorts = ":";  // ':' first: a missing value is reported as ':', quietly
+  explicit option_table(unsigned where, bool stop_at_first_word) {
+    if (stop_at_first_word) shorts = "+:";
+    for (const auto& o : all_options) {
+      if ((o.where & where) == 0) continue;
+      longs.push_back({o.name, o.has_arg, nullptr, o.code});
+      if (o.code < 256) {
+        shorts += static_cast<char>(o.code);
+        if (o.has_arg == required_argument) shorts += ':';
+      }
+    }
+    longs.push_back({nullptr, 0, nullptr, 0});
+  }
+};
+
+// The option `word` ("--wait", "--wait=1s", "-w") names among those `where` takes.
+const option_spec* find_option(std::string_view word, unsigned where) {
+  for (const auto& o : all_options) {
+    if ((o.where & where) == 0) continue;
+    if (word.substr(0, 2) == "--" ? word.substr(2, word.find('=') - 2) == o.name
+                                  : word.size() == 2 && word[0] == '-' && o.code == word[1]) {
+      return &o;
+    }
+  }
+  return nullptr;
 }
 
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  std::size_t digits = 0;
-  while (digits < text.size() && ((text[digits] >= '0' && text[digits] <= '9') || text[digits] == '.')) ++digits;
-  if (digits == 0) return std::nullopt;
-  const std::string number(text.substr(0, digits));
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size() || !std::isfinite(value) || value < 0) return std::nullopt;
-  const std::string_view unit = text.substr(digits);
-  double ms;
-  if (unit == "ms") ms = value;
-  else if (unit == "s" || unit.empty()) ms = value * 1000;
-  else if (unit == "m") ms = value * 60'000;
-  else if (unit == "h") ms = value * 3'600'000;
-  else return std::nullopt;
-  if (ms > 1e15) return std::nullopt;
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
+const char* owner_of(const option_spec& o) {
+  for (subcommand s : {subcommand::run, subcommand::status, subcommand::unlock}) {
+    if ((o.where & bit(s)) != 0) return name_of(s);
+  }
+  return "deadbolt";
 }
 
-std::optional<options> parse_options(const std::vector<std::string>& args, std::string& error) {
-  options o;
-  if (args.empty()) {
-    error = "no subcommand";
-    return std::nullopt;
+// Why getopt_long refused an option ('?': unknown or misused, ':': no value). `word` is the word it
+// was in, `bad_short` the short option's letter; `here` the options of subcommand `sub`.
+std::string refused(int result, int bad_short, const char* word, unsigned here, const char* sub) {
+  const std::string w = word != nullptr ? word : "";
+  const bool is_long = w.substr(0, 2) == "--";
+  const std::string shown = is_long ? w.substr(0, w.find('=')) : "-" + std::string(1, static_cast<char>(bad_short));
+  if (result == ':') return shown + " needs a value";
+  if (find_option(shown, here) != nullptr) return shown + " takes no value";  // "--json=1"
+  if (const option_spec* elsewhere = find_option(shown, everywhere)) {
+    return shown + " is an option of '" + owner_of(*elsewhere) + "', not of '" + sub + "'";
   }
-  const std::string& sub = args[0];
-  if (sub == "run") o.command = subcommand::run;
-  else if (sub == "status") o.command = subcommand::status;
-  else if (sub == "unlock") o.command = subcommand::unlock;
-  else if (sub == "-h" || sub == "--help" || sub == "help") { o.command = subcommand::help; return o; }
-  else if (sub == "--version" || sub == "version") { o.command = subcommand::version; return o; }
-  else {
-    error = "unknown subcommand '" + sub + "'";
-    return std::nullopt;
-  }
+  return "unknown option '" + shown + "'" + (is_long ? " (or an ambiguous abbreviation)" : "");
+}
 
-  std::vector<std::string> positional;
-  std::size_t i = 1;
-  auto value_of = [&](const std::string& flag) -> std::optional<std::string> {
-    if (i + 1 >= args.size()) {
-      error = flag + " needs a value";
-      return std::nullopt;
+std::string word_of(const char* arg) { return arg != nullptr ? std::string(arg) : std::string(); }
+
+std::optional<std::chrono::milliseconds> duration_value(const char* flag, const char* text, std::string& error) {
+  auto d = parse_duration(text);
+  if (!d) error = std::string(flag) + ": '" + text + "' is not a duration (like 500ms, 10s, 1m30s)";
+  return d;
+}
+
+std::optional<long long> integer_value(std::string_view text, long long low, long long high) {
+  long long n = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || n < low || n > high) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<subcommand> subcommand_named(std::string_view word) {
+  for (subcommand s : {subcommand::run, subcommand::status, subcommand::unlock, subcommand::ping, subcommand::help,
+                       subcommand::version}) {
+    if (word == name_of(s)) return s;
+  }
+  return std::nullopt;
+}
+
+// One option of pass `o`; false (with `error`) if its value is bad.
+bool apply(options& o, int code, const char* value, std::string& error) {
+  auto set_mode = [&](lock_mode m) {
+    if (o.mode != lock_mode::plain && o.mode != m) {
+      error = "--fenced, --fair, --read, --write and --semaphore exclude each other";
+      return false;
     }
-    return args[++i];
+    o.mode = m;
+    return true;
   };
-  auto duration_of = [&](const std::string& flag) -> std::optional<std::chrono::milliseconds> {
-    auto text = value_of(flag);
-    if (!text) return std::nullopt;
-    auto d = parse_duration(*text);
-    if (!d) error = flag + ": '" + *text + "' is not a duration (like 500ms, 10s, 2m)";
-    return d;
+  auto set_duration = [&](const char* flag, auto& target) {
+    auto d = duration_value(flag, value, error);
+    if (d) target = *d;
+    return d.has_value();
   };
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      o.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
-      break;
+  switch (code) {
+    case 'V': o.command = subcommand::version; return true;
+    case 'v': o.verbose = true; return true;
+    case opt_url: o.url = value; return true;
+    case opt_connect_timeout: return set_duration("--connect-timeout", o.connect_timeout);
+    case opt_password_file: o.password_file = value; return true;
+    case 'w': {
+      if (o.nonblock) {
+        error = "-n/--nonblock and -w/--wait exclude each other";
+        return false;
+      }
+      std::chrono::milliseconds d{};
+      if (!set_duration("--wait", d)) return false;
+      o.wait = d;
+      return true;
     }
-    if (a == "-h" || a == "--help") { o.command = subcommand::help; return o; }
-    if (a == "--url") {
-      auto v = value_of(a);
-      if (!v) return std::nullopt;
-      o.url = *v;
-    } else if (a == "--wait" || a == "--lease" || a == "--watchdog" || a == "--grace") {
-      if (o.command != subcommand::run) {
-        error = a + " is an option of 'run'";
-        return std::nullopt;
+    case 'n':
+      if (o.wait) {
+        error = "-n/--nonblock and -w/--wait exclude each other";
+        return false;
       }
-      auto d = duration_of(a);
-      if (!d) return std::nullopt;
-      if (a == "--wait") o.wait = *d;
-      else if (a == "--lease") o.lease = *d;
-      else if (a == "--watchdog") o.watchdog = *d;
-      else o.grace = *d;
-    } else if ((a == "--fenced" || a == "--fair" || a == "--read" || a == "--write") && o.command == subcommand::run) {
-      const lock_mode m = a == "--fenced" ? lock_mode::fenced
-                          : a == "--fair" ? lock_mode::fair
-                          : a == "--read" ? lock_mode::read
-                                          : lock_mode::write;
-      if (o.mode != lock_mode::plain && o.mode != m) {
-        error = "--fenced, --fair, --read, --write and --semaphore exclude each other";
-        return std::nullopt;
+      o.wait = std::chrono::milliseconds(0);
+      o.nonblock = true;
+      return true;
+    case 'E': {
+      const auto n = integer_value(value, 0, 255);
+      if (!n) error = std::string("--conflict-exit-code: '") + value + "' is not an exit code (0 to 255)";
+      if (n) o.conflict_exit_code = static_cast<int>(*n);
+      return n.has_value();
+    }
+    case opt_lease: return set_duration("--lease", o.lease);
+    case opt_watchdog: {
+      std::chrono::milliseconds d{};
+      if (!set_duration("--watchdog", d)) return false;
+      o.watchdog = d;
+      return true;
+    }
+    case opt_grace: return set_duration("--grace", o.grace);
+    case opt_fenced: return set_mode(lock_mode::fenced);
+    case opt_fair: return set_mode(lock_mode::fair);
+    case opt_read: return set_mode(lock_mode::read);
+    case opt_write: return set_mode(lock_mode::write);
+    case opt_semaphore_n: {
+      const auto n = integer_value(value, 1, 1'000'000'000);
+      if (!n) {
+        error = std::string("--semaphore: '") + value + "' is not a number of permits (1 or more)";
+        return false;
       }
-      o.mode = m;
-    } else if (a == "--semaphore" && o.command == subcommand::run) {
-      auto v = value_of(a);
-      if (!v) return std::nullopt;
-      char* end = nullptr;
-      const long long n = std::strtoll(v->c_str(), &end, 10);
-      if (v->empty() || *end != '\0' || n < 1 || n > 1'000'000'000) {
-        error = "--semaphore: '" + *v + "' is not a number of permits (1 or more)";
-        return std::nullopt;
-      }
-      if (o.mode != lock_mode::plain) {
-        error = "--fenced, --fair, --read, --write and --semaphore exclude each other";
-        return std::nullopt;
-      }
-      o.mode = lock_mode::semaphore;
-      o.permits = n;
-    } else if (a == "--quiet" && o.command == subcommand::run) {
-      o.quiet = true;
-    } else if (a == "--json" && o.command == subcommand::status) {
-      o.json = true;
-    } else if (a == "--force" && o.command == subcommand::unlock) {
-      o.force = true;
-    } else if ((a == "--semaphore" || a == "--latch") && o.command == subcommand::unlock) {
-      const unlock_kind k = a == "--latch" ? unlock_kind::latch : unlock_kind::semaphore;
+      o.permits = *n;
+      return set_mode(lock_mode::semaphore);
+    }
+    case 'q': o.quiet = true; return true;
+    case opt_json: o.json = true; return true;
+    case 'f': o.force = true; return true;
+    case opt_semaphore:
+    case opt_latch: {
+      const unlock_kind k = code == opt_latch ? unlock_kind::latch : unlock_kind::semaphore;
       if (o.releases != unlock_kind::lock && o.releases != k) {
         error = "--semaphore and --latch exclude each other";
-        return std::nullopt;
+        return false;
       }
       o.releases = k;
-    } else if (a == "--permit" && o.command == subcommand::unlock) {
-      auto v = value_of(a);
-      if (!v) return std::nullopt;
-      o.permit = *v;
-    } else if (a.size() > 1 && a[0] == '-') {
-      error = "unknown option '" + a + "' for '" + sub + "'";
-      return std::nullopt;
-    } else {
-      positional.push_back(a);
+      return true;
+    }
+    case opt_permit: o.permit = value; return true;
+    default: error = "internal: unhandled option"; return false;
+  }
+}
+
+// What the options say together, once all are read.
+bool check(options& o, std::string& error) {
+  using std::chrono::milliseconds;
+  constexpr milliseconds longest_lease{std::int64_t{1} << 40};  // the lock scripts' limit
+  if (o.connect_timeout <= milliseconds(0)) error = "--connect-timeout must be more than 0";
+  else if (o.watchdog && *o.watchdog < milliseconds(30)) error = "--watchdog must be at least 30ms (it is renewed every third of it)";
+  else if (o.watchdog && *o.watchdog > longest_lease) error = "--watchdog is too long (at most 2^40 ms, about 34 years)";
+  else if (o.lease > longest_lease) error = "--lease is too long (at most 2^40 ms, about 34 years)";
+  else if (o.command == subcommand::run && o.lease.count() > 0 && o.watchdog) error = "--lease and --watchdog exclude each other";
+  else if (o.command == subcommand::unlock && !o.force) error = "unlock needs --force (it releases the lock whoever holds it)";
+  else if (o.command == subcommand::unlock && !o.permit.empty() && o.releases != unlock_kind::semaphore) error = "--permit goes with --semaphore";
+  return error.empty();
+}
+
+}  // namespace
+
+const char* name_of(subcommand s) {
+  switch (s) {
+    case subcommand::run: return "run";
+    case subcommand::status: return "status";
+    case subcommand::unlock: return "unlock";
+    case subcommand::ping: return "ping";
+    case subcommand::help: return "help";
+    case subcommand::version: return "version";
+  }
+  return "?";
+}
+
+std::optional<options> parse_options(int argc, char** argv, std::string& error, std::optional<subcommand>& failed_in) {
+  options o;
+  ::opterr = 0;  // our own messages
+
+  // Pass 1: global options before the subcommand ("+": stop at the first word).
+  bool help_asked = false;
+  {
+    option_table table(globals, true);
+    ::optind = 0;
+    int c;
+    while ((c = ::getopt_long(argc, argv, table.shorts.c_str(), table.longs.data(), nullptr)) != -1) {
+      if (c == '?' || c == ':') {
+        const char* word = argv[::optind - 1];
+        const bool is_long = std::strncmp(word, "--", 2) == 0;
+        const option_spec* later = is_long ? find_option(word, everywhere)
+                                           : find_option("-" + std::string(1, static_cast<char>(::optopt)), everywhere);
+        error = c == '?' && later != nullptr
+                    ? "--" + std::string(later->name) + " goes after the subcommand: deadbolt " + owner_of(*later) + " --" + later->name + " ..."
+                    : refused(c, ::optopt, word, globals, "deadbolt");
+        return std::nullopt;
+      }
+      if (c == 'h') help_asked = true;
+      else if (!apply(o, c, ::optarg, error)) return std::nullopt;
     }
   }
-  if (positional.size() != 1) {
-    error = positional.empty() ? "missing lock NAME" : "expected one lock NAME, got '" + positional[1] + "' too";
+  if (o.command == subcommand::version) return o;
+  if (help_asked && ::optind >= argc) return o;
+  if (::optind >= argc) {
+    error = "no subcommand (run, status, unlock, ping)";
     return std::nullopt;
   }
-  o.name = positional[0];
-  if (o.command == subcommand::run && o.argv.empty()) {
-    error = "missing COMMAND after --";
+  const int first = ::optind;
+  const auto sub = subcommand_named(argv[first]);
+  if (!sub) {
+    error = "unknown subcommand '" + word_of(argv[first]) + "' (run, status, unlock, ping)";
     return std::nullopt;
   }
-  if (o.command == subcommand::run && o.lease.count() > 0 && o.watchdog) {
-    error = "--lease and --watchdog exclude each other";
+  failed_in = *sub;
+  if (*sub == subcommand::help) {  // deadbolt help [SUBCOMMAND]
+    o.command = subcommand::help;
+    if (first + 1 < argc) {
+      o.help_for = subcommand_named(argv[first + 1]);
+      if (!o.help_for) {
+        error = "no help on '" + word_of(argv[first + 1]) + "' (run, status, unlock, ping)";
+        return std::nullopt;
+      }
+    }
+    return o;
+  }
+  if (*sub == subcommand::version) {
+    o.command = subcommand::version;
+    return o;
+  }
+  o.command = *sub;
+  if (help_asked) {  // deadbolt --help run
+    o.help_for = *sub;
+    o.command = subcommand::help;
+    return o;
+  }
+
+  // Pass 2: the subcommand's options and the global ones, anywhere before "--" (`run` takes COMMAND
+  // after it, verbatim).
+  int count = argc - first;
+  char** words = argv + first;
+  if (*sub == subcommand::run) {
+    for (int i = 1; i < count; ++i) {
+      if (std::strcmp(words[i], "--") == 0) {
+        o.argv.assign(words + i + 1, words + count);
+        o.dash_dash = true;
+        count = i;
+        break;
+      }
+    }
+  }
+  option_table table(bit(*sub), false);
+  ::optind = 0;
+  int c;
+  while ((c = ::getopt_long(count, words, table.shorts.c_str(), table.longs.data(), nullptr)) != -1) {
+    if (c == '?' || c == ':') {
+      error = refused(c, ::optopt, words[::optind - 1], bit(*sub), name_of(*sub));
+      return std::nullopt;
+    }
+    if (c == 'h') {
+      o.command = subcommand::help;
+      o.help_for = *sub;
+      return o;
+    }
+    if (!apply(o, c, ::optarg, error)) return std::nullopt;
+  }
+  if (o.command == subcommand::version) return o;
+  std::vector<std::string> positional(words + ::optind, words + count);
+  if (*sub == subcommand::ping) {
+    if (!positional.empty()) {
+      error = "ping takes no NAME, got '" + positional[0] + "'";
+      return std::nullopt;
+    }
+  } else {
+    if (positional.size() != 1) {
+      error = positional.empty() ? "missing lock NAME" : "expected one lock NAME, got '" + positional[1] + "' too";
+      return std::nullopt;
+    }
+    o.name = positional[0];
+    if (o.name.empty()) {
+      error = "the lock NAME is empty";
+      return std::nullopt;
+    }
+  }
+  if (*sub == subcommand::run && o.argv.empty()) {
+    error = o.dash_dash ? "missing COMMAND after --" : "missing '-- COMMAND'";
     return std::nullopt;
   }
-  if (o.command == subcommand::unlock && !o.force) {
-    error = "unlock needs --force (it releases the lock whoever holds it)";
-    return std::nullopt;
-  }
-  if (o.command == subcommand::unlock && !o.permit.empty() && o.releases != unlock_kind::semaphore) {
-    error = "--permit goes with --semaphore";
-    return std::nullopt;
-  }
+  if (!check(o, error)) return std::nullopt;
   if (o.url.empty()) {
     const char* env = std::getenv("REDIS_URL");
     o.url = env != nullptr && *env != '\0' ? env : "redis://127.0.0.1:6379";

@@ -1,16 +1,15 @@
-// Command-line parsing for the deadbolt CLI.
+// Command-line parsing for the deadbolt CLI (getopt_long).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace deadbolt::cli {
 
-enum class subcommand { run, status, unlock, help, version };
+enum class subcommand { run, status, unlock, ping, help, version };
 
 /// Which kind of lock `run` takes (one of --fenced, --fair, --read, --write, --semaphore N; default: a
 /// reentrant lock).
@@ -21,9 +20,17 @@ enum class unlock_kind { lock, semaphore, latch };
 
 struct options {
   subcommand command = subcommand::help;
+  std::optional<subcommand> help_for;               ///< help: `deadbolt run --help`, `deadbolt help run`
+
+  // Global options (before or after the subcommand).
   std::string url;                                  ///< --url, else $REDIS_URL, else the default
+  std::chrono::milliseconds connect_timeout{3000};  ///< --connect-timeout
+  std::string password_file;                        ///< --password-file
+  bool verbose = false;                             ///< -v, --verbose
+
   std::string name;                                 ///< the lock
-  std::optional<std::chrono::milliseconds> wait;    ///< --wait: absent = forever
+  std::optional<std::chrono::milliseconds> wait;    ///< -w/--wait (-n is 0): absent = forever
+  int conflict_exit_code = 4;                       ///< -E: the exit code when the wait runs out
   std::chrono::milliseconds lease{0};               ///< --lease: 0 = watchdog
   std::optional<std::chrono::milliseconds> watchdog;  ///< --watchdog: the watchdog lease
   std::chrono::milliseconds grace{5000};            ///< --grace: TERM to KILL delay when the lease is lost
@@ -34,16 +41,16 @@ struct options {
   unlock_kind releases = unlock_kind::lock;        ///< unlock: --semaphore, --latch
   std::string permit;                               ///< unlock --semaphore --permit ID
   bool quiet = false;
+  bool nonblock = false;                            ///< -n: --wait 0
+  bool dash_dash = false;                           ///< run: "--" was given
   std::vector<std::string> argv;                    ///< COMMAND and its arguments
 };
 
-/// Parses "500ms", "10s", "2m", "1h", or a bare number of seconds ("1.5" is 1500 ms).
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+/// Parses argv (argv[0] is the program); on failure returns nullopt and sets `error` to a one-line
+/// reason and `failed_in` to the subcommand it concerns (for the "try 'deadbolt run --help'" hint).
+std::optional<options> parse_options(int argc, char** argv, std::string& error, std::optional<subcommand>& failed_in);
 
-/// Parses argv; on failure returns nullopt and sets `error` to a one-line reason.
-std::optional<options> parse_options(const std::vector<std::string>& args, std::string& error);
-
-/// The usage text printed for --help and after a usage error.
-std::string_view usage();
+/// The subcommand's name as typed ("run").
+const char* name_of(subcommand s);
 
 }  // namespace deadbolt::cli

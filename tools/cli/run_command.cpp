@@ -7,17 +7,29 @@
 #include <optional>
 #include <string>
 
+#include "detail/keys.hpp"
+
 #include "child_process.hpp"
-#include "client_setup.hpp"
 #include "commands.hpp"
+#include "connect.hpp"
+#include "duration.hpp"
+#include "exit_codes.hpp"
+#include "holder_info.hpp"
+#include "secrets.hpp"
 #include "signal_source.hpp"
 #include "status_line.hpp"
+#include "verbose_log.hpp"
 
 namespace deadbolt::cli {
 namespace {
 
 using std::chrono::milliseconds;
 using clock = std::chrono::steady_clock;
+
+// Reads a semaphore's available and acquired permits at one instant (a permit moves between the two
+// atomically, so two separate reads could count it twice or not at all).
+constexpr const char* read_permits_script =
+    "return {tonumber(redis.call('get', KEYS[1]) or '0') or -1, redis.call('zcard', KEYS[2])}";
 
 class runner {
  public:
@@ -29,33 +41,43 @@ class runner {
         fair_(client_.fair_lock(o.name)),
         rw_(client_.read_write_lock(o.name)),
         semaphore_(client_.expirable_semaphore(o.name)),
+        connector_(io_, client_, o),
         signals_(io_),
         children_(io_, SIGCHLD),
         status_timer_(io_),
         lease_timer_(io_),
         renew_timer_(io_),
+        info_timer_(io_),
         kill_timer_(io_),
         owner_(static_cast<deadbolt::owner_id>(::getpid())) {}
 
   int run() {
-    if (auto ec = client_.config_error()) return report_connect_error(o_, ec);
-    client_.async_connect([this](std::error_code ec) {
+    const auto started = clock::now();
+    // --wait bounds connecting too; -n (--wait 0) still connects for up to --connect-timeout.
+    const milliseconds bound = o_.wait && o_.wait->count() > 0 ? std::min(*o_.wait, o_.connect_timeout) : o_.connect_timeout;
+    watch_signals();  // first: a bad config finishes at once, cancelling it
+    connector_.start(bound, [this, started](int code) {
       if (finished_) return;  // interrupted while connecting
-      if (ec) return finish(report_connect_error(o_, ec));
-      acquire();
+      if (code != 0) return finish(code);
+      milliseconds wait(-1);
+      if (o_.wait) {
+        const auto spent = std::chrono::duration_cast<milliseconds>(clock::now() - started);
+        wait = std::max(*o_.wait - spent, milliseconds(0));
+      }
+      acquire(wait);
     });
-    watch_signals();
     io_.run();
     return exit_code_;
   }
 
  private:
-  void acquire() {
+  void acquire(milliseconds wait) {
     waiting_ = true;
     started_waiting_ = clock::now();
+    verbose("waiting for %s%s%s", what().c_str(), wait.count() < 0 ? "" : " for at most ",
+            wait.count() < 0 ? "" : format_duration(wait).c_str());
     if (!o_.quiet && ::isatty(STDERR_FILENO)) show_status();
     auto acquired = [this](std::error_code ec, std::optional<std::uint64_t> token) { on_acquired(ec, token); };
-    const milliseconds wait = o_.wait ? *o_.wait : milliseconds(-1);
     if (o_.mode == lock_mode::semaphore) return take_permit(wait, acquired);
     if (o_.mode == lock_mode::fenced) {
       fenced_.async_try_lock(owner_, wait, o_.lease, asio::bind_cancellation_slot(cancel_wait_.slot(), acquired));
@@ -69,23 +91,66 @@ class runner {
     });
   }
 
+  // "lock NAME", "the write lock NAME", "a permit of NAME".
+  std::string what() const {
+    switch (o_.mode) {
+      case lock_mode::fenced: return "the fenced lock " + o_.name;
+      case lock_mode::fair: return "the fair lock " + o_.name;
+      case lock_mode::read: return "the read lock " + o_.name;
+      case lock_mode::write: return "the write lock " + o_.name;
+      case lock_mode::semaphore: return "a permit of " + o_.name;
+      default: return "lock " + o_.name;
+    }
+  }
+
   // --semaphore N: creates the semaphore with N permits if it does not exist, then takes one permit
-  // with the permit lease (kept alive while COMMAND runs: renew_permit).
+  // with the permit lease (kept alive while COMMAND runs: renew_permit). An existing semaphore of
+  // another size is an error: quietly using its size would not be what N said.
   template <typename Acquired>
   void take_permit(milliseconds wait, Acquired acquired) {
-    semaphore_.async_try_set_permits(o_.permits, [this, wait, acquired](std::error_code ec, bool) {
+    semaphore_.async_try_set_permits(o_.permits, [this, wait, acquired](std::error_code ec, bool created) {
       if (ec) return acquired(ec, std::nullopt);
+      if (created) {
+        verbose("created semaphore %s with %lld permits", o_.name.c_str(), static_cast<long long>(o_.permits));
+        return take_one_permit(wait, acquired);
+      }
+      client_.async_command({"EVAL", read_permits_script, "2", o_.name, permits_key()},
+                            [this, wait, acquired](std::error_code cec, deadbolt::reply counts) {
+                              if (cec) return acquired(cec, std::nullopt);
+                              const auto available = counts.elements.size() == 2 ? counts.elements[0].as_int() : std::nullopt;
+                              const auto taken = counts.elements.size() == 2 ? counts.elements[1].as_int() : std::nullopt;
+                              if (!available || !taken || *available < 0) {
+                                std::fprintf(stderr, "deadbolt: %s is not a semaphore (its value is not a number)\n", o_.name.c_str());
+                                return finish(exit_failure);
+                              }
+                              if (*available + *taken != o_.permits) {
+                                std::fprintf(stderr,
+                                             "deadbolt: %s is a semaphore of %lld permits, not %lld: use --semaphore %lld, "
+                                             "or delete it to start over\n",
+                                             o_.name.c_str(), static_cast<long long>(*available + *taken),
+                                             static_cast<long long>(o_.permits), static_cast<long long>(*available + *taken));
+                                return finish(exit_failure);
+                              }
+                              take_one_permit(wait, acquired);
+                            });
+    });
+  }
+
+  std::string permits_key() const { return detail::suffix_name(o_.name, "timeout"); }
+
+  template <typename Acquired>
+  void take_one_permit(milliseconds wait, Acquired acquired) {
       semaphore_.async_try_acquire(
-          wait, permit_lease(),
+          wait, hold_lease(),
           asio::bind_cancellation_slot(cancel_wait_.slot(),
                                        [this, acquired](std::error_code aec, std::optional<deadbolt::permit_id> id) {
                                          permit_ = id;
                                          acquired(aec, id ? std::optional<std::uint64_t>(0) : std::nullopt);
                                        }));
-    });
   }
 
-  milliseconds permit_lease() const {
+  // The lease of the hold: a permit's, and the TTL of the holder info key.
+  milliseconds hold_lease() const {
     if (o_.lease.count() > 0) return o_.lease;
     return o_.watchdog ? *o_.watchdog : milliseconds(30000);
   }
@@ -93,15 +158,18 @@ class runner {
   // Restarts the permit's lease every third of it; a permit found gone, or not confirmed for a whole
   // lease, is lost.
   void renew_permit(clock::time_point confirmed) {
-    renew_timer_.expires_after(permit_lease() / 3);
+    renew_timer_.expires_after(hold_lease() / 3);
     renew_timer_.async_wait([this, confirmed](std::error_code ec) {
       if (ec || !permit_ || !child_.running()) return;
-      semaphore_.async_update_lease(*permit_, permit_lease(), [this, confirmed](std::error_code uec, bool held) {
+      semaphore_.async_update_lease(*permit_, hold_lease(), [this, confirmed](std::error_code uec, bool held) {
         if (!child_.running()) return;
         if (!uec && !held) return lease_lost("the permit expired or was taken away");
-        if (uec && clock::now() - confirmed >= permit_lease()) {
+        if (uec && clock::now() - confirmed >= hold_lease()) {
           return lease_lost("its lease could not be renewed: " + uec.message());
         }
+        if (uec) verbose("could not renew the permit of %s: %s", o_.name.c_str(), uec.message().c_str());
+        else verbose("renewed the permit of %s for %s", o_.name.c_str(), format_duration(hold_lease()).c_str());
+        if (!uec) client_.async_command({"PEXPIRE", holder_key(), std::to_string(hold_lease().count())}, [](std::error_code, deadbolt::reply) {});
         renew_permit(uec ? confirmed : clock::now());
       });
     });
@@ -118,18 +186,33 @@ class runner {
     }
   }
 
+  // Every 250 ms while waiting: the line with the lock's TTL and its first holder, in human terms if
+  // that holder left its info (holder_info.hpp), else its owner field.
   void show_status() {
     status_timer_.expires_after(milliseconds(250));
     status_timer_.async_wait([this](std::error_code ec) {
       if (ec || acquired_) return;
-      client_.async_command({"HGETALL", o_.name}, [this](std::error_code, deadbolt::reply holders) {
-        client_.async_command({"PTTL", o_.name}, [this, holders = std::move(holders)](std::error_code, deadbolt::reply ttl) {
-          if (acquired_ || finished_) return;
-          status_.show(o_.name, holders, ttl.as_int().value_or(-2), clock::now() - started_waiting_);
-          show_status();
+      client_.async_command({"PTTL", o_.name}, [this](std::error_code, deadbolt::reply ttl) {
+        if (o_.mode == lock_mode::semaphore) return status_shown(ttl, "");
+        client_.async_command({"HGETALL", o_.name}, [this, ttl](std::error_code, deadbolt::reply fields) {
+          std::string holder;
+          for (std::size_t i = 0; i + 1 < fields.elements.size() && holder.empty(); i += 2) {
+            if (fields.elements[i].text != "mode") holder = fields.elements[i].text;
+          }
+          if (holder.empty()) return status_shown(ttl, "");
+          client_.async_command({"GET", holder_info_key(o_.name, holder)}, [this, ttl, holder](std::error_code, deadbolt::reply info) {
+            const auto decoded = info.is_null() ? std::nullopt : decode_holder_info(info.text);
+            status_shown(ttl, decoded ? describe(*decoded) : holder);
+          });
         });
       });
     });
+  }
+
+  void status_shown(const deadbolt::reply& ttl, const std::string& holder) {
+    if (acquired_ || finished_) return;
+    status_.show(o_.name, holder, ttl.as_int().value_or(-2), clock::now() - started_waiting_);
+    show_status();
   }
 
   void on_acquired(std::error_code ec, std::optional<std::uint64_t> token) {
@@ -137,23 +220,25 @@ class runner {
     status_.clear();
     if (finished_) return;
     if (ec == asio::error::operation_aborted) return finish(128 + interrupted_by_);
-    if (ec) {
-      std::fprintf(stderr, "deadbolt: cannot take lock %s: %s\n", o_.name.c_str(), ec.message().c_str());
-      return finish(ec == deadbolt::errc::not_connected || ec.category() != deadbolt::deadbolt_category()
-                        ? exit_cannot_connect
-                        : exit_failure);
-    }
+    if (ec) return finish(report_error(o_, ec, "cannot take " + what()));
     if (!token) {
-      std::fprintf(stderr, "deadbolt: timed out after %s waiting for lock %s\n", format(*o_.wait).c_str(),
-                   o_.name.c_str());
-      return finish(exit_wait_timed_out);
+      if (o_.nonblock) std::fprintf(stderr, "deadbolt: %s is held (--nonblock)\n", what().c_str());
+      else std::fprintf(stderr, "deadbolt: timed out after %s waiting for %s\n", format_duration(*o_.wait).c_str(), what().c_str());
+      return finish(o_.conflict_exit_code);
     }
     acquired_ = true;
+    verbose("acquired %s after %s%s%s", what().c_str(), format_duration(std::chrono::duration_cast<milliseconds>(clock::now() - started_waiting_)).c_str(),
+            o_.mode == lock_mode::fenced ? ", fencing token " : permit_ ? ", permit " : "",
+            o_.mode == lock_mode::fenced ? std::to_string(*token).c_str() : permit_ ? permit_->hex().c_str() : "");
     if (interrupted_by_ != 0) return release(128 + interrupted_by_);  // the signal beat the cancellation
+    leave_holder_info();
     std::vector<std::string> env{"DEADBOLT_LOCK_NAME=" + o_.name};
     if (o_.mode == lock_mode::fenced) env.push_back("DEADBOLT_FENCING_TOKEN=" + std::to_string(*token));
     if (permit_) env.push_back("DEADBOLT_PERMIT_ID=" + permit_->hex());
-    if (auto spawn_error = child_.spawn(o_.argv, env)) {
+    environment_change secrets = command_environment();
+    env.insert(env.end(), secrets.added.begin(), secrets.added.end());
+    verbose("running %s", o_.argv[0].c_str());
+    if (auto spawn_error = child_.spawn(o_.argv, env, secrets.removed)) {
       std::fprintf(stderr, "deadbolt: cannot run %s: %s\n", o_.argv[0].c_str(), spawn_error.message().c_str());
       return release(127);
     }
@@ -166,18 +251,54 @@ class runner {
       if (lost_name == o_.name && lost_owner == owner_) lease_lost("it was taken away or expired");
     });
     if (permit_ && o_.lease.count() == 0) renew_permit(clock::now());
+    if (!permit_ && o_.lease.count() == 0) refresh_holder_info();
     if (o_.lease.count() > 0) {
       // A fixed lease is not renewed: when it runs out, the lock is no longer ours.
       lease_timer_.expires_after(o_.lease);
       lease_timer_.async_wait([this](std::error_code ec) {
-        if (!ec) lease_lost("the lease of " + format(o_.lease) + " ran out");
+        if (!ec) lease_lost("the lease of " + format_duration(o_.lease) + " ran out");
       });
     }
   }
 
+  // The holder info key (holder_info.hpp) of this hold: "<client uuid>:<owner>[:write]", or the permit.
+  std::string holder_key() const {
+    if (permit_) return holder_info_key(o_.name, permit_->hex());
+    std::string field = client_.id() + ":" + std::to_string(owner_);
+    if (o_.mode == lock_mode::write) field += ":write";
+    return holder_info_key(o_.name, field);
+  }
+
+  void leave_holder_info() {
+    client_.async_command({"SET", holder_key(), encode_holder_info(o_.argv), "PX", std::to_string(hold_lease().count())},
+                          [](std::error_code, deadbolt::reply) {});
+  }
+
+  // Under the watchdog: every third of the lease, the info key's TTL follows the lock's (the library's
+  // watchdog renews the lock itself; --verbose shows the TTL it keeps).
+  void refresh_holder_info() {
+    info_timer_.expires_after(hold_lease() / 3);
+    info_timer_.async_wait([this](std::error_code ec) {
+      if (ec || lost_ || !child_.running()) return;
+      client_.async_command({"PEXPIRE", holder_key(), std::to_string(hold_lease().count())}, [](std::error_code, deadbolt::reply) {});
+      if (verbose_enabled()) {
+        client_.async_command({"PTTL", o_.name}, [this](std::error_code ec, deadbolt::reply ttl) {
+          if (ec) verbose("lease of %s: %s", o_.name.c_str(), ec.message().c_str());
+          else verbose("lease of %s: ttl %s (the watchdog renews it every %s)", o_.name.c_str(),
+                       format_duration(milliseconds(ttl.as_int().value_or(0))).c_str(),
+                       format_duration(hold_lease() / 3).c_str());
+        });
+      }
+      refresh_holder_info();
+    });
+  }
+
+  void forget_holder_info() { client_.async_command({"DEL", holder_key()}, [](std::error_code, deadbolt::reply) {}); }
+
   void lease_lost(const std::string& why) {
     if (lost_ || !child_.running()) return;
     lost_ = true;
+    forget_holder_info();
     std::fprintf(stderr, "deadbolt: lost lock %s (%s): stopping the command\n", o_.name.c_str(), why.c_str());
     child_.send(SIGTERM);
     kill_timer_.expires_after(o_.grace);
@@ -211,11 +332,15 @@ class runner {
       kill_timer_.cancel();
       lease_timer_.cancel();
       renew_timer_.cancel();
+      info_timer_.cancel();
+      verbose("%s exited with %d", o_.argv[0].c_str(), child_.exit_status());
       release(lost_ ? exit_lease_lost : child_.exit_status());
     });
   }
 
+  // Deletes the holder info first (sent ahead of the release on the same connection), then releases.
   void release(int code) {
+    forget_holder_info();
     if (permit_) {
       return semaphore_.async_release(*permit_, [this, code](std::error_code ec) {
         if (ec == deadbolt::errc::no_such_permit) {
@@ -223,6 +348,7 @@ class runner {
           return finish(exit_lease_lost);
         }
         if (ec) std::fprintf(stderr, "deadbolt: could not release the permit of %s: %s\n", o_.name.c_str(), ec.message().c_str());
+        else verbose("released %s", what().c_str());
         finish(code);
       });
     }
@@ -233,6 +359,7 @@ class runner {
           return finish(exit_lease_lost);
         }
         if (ec) std::fprintf(stderr, "deadbolt: could not release lock %s: %s\n", o_.name.c_str(), ec.message().c_str());
+        else verbose("released %s", what().c_str());
         finish(code);
       });
     });
@@ -245,6 +372,7 @@ class runner {
     status_timer_.cancel();
     lease_timer_.cancel();
     renew_timer_.cancel();
+    info_timer_.cancel();
     kill_timer_.cancel();
     signals_.cancel();
     children_.cancel();
@@ -260,11 +388,13 @@ class runner {
   deadbolt::read_write_lock rw_;
   deadbolt::expirable_semaphore semaphore_;
   std::optional<deadbolt::permit_id> permit_;
+  connector connector_;
   signal_source signals_;
   asio::signal_set children_;
   asio::steady_timer status_timer_;
   asio::steady_timer lease_timer_;
   asio::steady_timer renew_timer_;  // --semaphore: the permit's lease
+  asio::steady_timer info_timer_;   // the holder info's TTL under the watchdog
   asio::steady_timer kill_timer_;
   asio::cancellation_signal cancel_wait_;
   deadbolt::owner_id owner_;

@@ -1,145 +1,158 @@
-// deadbolt status: what Redis holds for a lock, as text or JSON.
-#include <cstdio>
+// deadbolt status: read what Redis holds for NAME (its key, a fair lock's queue, the fencing token, a
+// permit-expirable semaphore's permits, deadbolt's holder info keys) and print it.
+#include <array>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "client_setup.hpp"
 #include "commands.hpp"
+#include "connect.hpp"
 #include "detail/keys.hpp"
-#include "json.hpp"
-#include "status_line.hpp"
+#include "exit_codes.hpp"
+#include "lock_state.hpp"
 
 namespace deadbolt::cli {
 namespace {
 
-struct lock_state {
-  std::string type;                 // "hash", "string", "none", ...
-  deadbolt::reply hash;             // HGETALL (a lock, read/write lock)
-  std::string value;                // GET (a semaphore, latch)
-  long long ttl_ms = -2;
-  std::vector<std::string> queue;   // fair lock waiters
-  std::string token;                // fencing token counter, "" if none
-};
+using replies = std::vector<deadbolt::reply>;
 
-std::string field(const deadbolt::reply& hash, const std::string& key) {
-  for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
-    if (hash.elements[i].text == key) return hash.elements[i + 1].text;
-  }
-  return {};
+// A permit's ZSET member: its id's 16 raw bytes (Redisson before 3.17: the hex text itself).
+std::string permit_text(const std::string& member) {
+  if (member.size() != 16) return member;
+  std::array<unsigned char, 16> bytes{};
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(member[i]);
+  return deadbolt::permit_id(bytes).hex();
 }
 
-void print_text(const std::string& name, const lock_state& s) {
-  if (s.type == "none") {
-    std::printf("%s: not locked\n", name.c_str());
-  } else if (s.type == "hash") {
-    const std::string mode = field(s.hash, "mode");
-    std::printf("%s: locked%s%s", name.c_str(), mode.empty() ? "" : " for ", mode.c_str());
-    if (s.ttl_ms >= 0) std::printf(", ttl %s", format(std::chrono::milliseconds(s.ttl_ms)).c_str());
-    if (s.ttl_ms == -1) std::printf(", no ttl");
-    std::printf("\n");
-    for (std::size_t i = 0; i + 1 < s.hash.elements.size(); i += 2) {
-      if (s.hash.elements[i].text == "mode") continue;
-      std::printf("  holder %s  holds %s\n", s.hash.elements[i].text.c_str(), s.hash.elements[i + 1].text.c_str());
+// Redisson's score for a permit without lease (docs/protocol.md §9).
+constexpr std::int64_t never_expires = 922337203685477;
+
+// ZRANGE ... WITHSCORES: flat (RESP2) or as [member, score] pairs (RESP3).
+void add_permits(const deadbolt::reply& r, lock_state& s) {
+  auto add = [&](const deadbolt::reply& member, const deadbolt::reply& score) {
+    lock_holder h;
+    h.field = permit_text(member.text);
+    h.count = 1;
+    const auto expiry = static_cast<std::int64_t>(std::strtod(score.text.c_str(), nullptr));
+    if (expiry != never_expires) h.expires_ms = expiry;
+    s.holders.push_back(std::move(h));
+  };
+  for (std::size_t i = 0; i < r.elements.size(); ++i) {
+    const auto& e = r.elements[i];
+    if (e.elements.size() == 2) {
+      add(e.elements[0], e.elements[1]);
+    } else if (i + 1 < r.elements.size()) {
+      add(e, r.elements[i + 1]);
+      ++i;
     }
-  } else {
-    std::printf("%s: a %s%s%s\n", name.c_str(), s.type.c_str(), s.value.empty() ? "" : " = ", s.value.c_str());
   }
-  if (!s.queue.empty()) {
-    std::printf("  queue:");
-    for (const auto& q : s.queue) std::printf(" %s", q.c_str());
-    std::printf("\n");
-  }
-  if (!s.token.empty()) std::printf("  fencing token: %s\n", s.token.c_str());
 }
 
-void print_json(const std::string& name, const lock_state& s) {
-  json out;
-  out.begin_object();
-  out.key("name").string(name);
-  out.key("type").string(s.type);
-  out.key("locked").boolean(s.type != "none");
-  const std::string mode = field(s.hash, "mode");
-  out.key("mode");
-  if (mode.empty()) out.null(); else out.string(mode);
-  out.key("ttl_ms").number(s.ttl_ms);
-  out.key("holders").begin_array();
-  for (std::size_t i = 0; i + 1 < s.hash.elements.size(); i += 2) {
-    const std::string& f = s.hash.elements[i].text;
-    if (f == "mode") continue;
-    // "<36-char client uuid>:<owner id>[:write]"
-    out.begin_object();
-    out.key("field").string(f);
-    out.key("client").string(f.substr(0, 36));
-    out.key("owner").string(f.size() > 37 ? f.substr(37) : "");
-    out.key("count").number(s.hash.elements[i + 1].as_int().value_or(0));
-    out.end_object();
+class status_query {
+ public:
+  explicit status_query(const options& o) : o_(o), client_(io_.get_executor(), make_config(o)), connector_(io_, client_, o) {}
+
+  int run() {
+    connector_.start(o_.connect_timeout, [this](int code) {
+      if (code != 0) return finish(code);
+      read_keys();
+    });
+    io_.run();
+    return code_;
   }
-  out.end_array();
-  out.key("queue").begin_array();
-  for (const auto& q : s.queue) out.string(q);
-  out.end_array();
-  out.key("fencing_token");
-  if (s.token.empty()) out.null(); else out.number(std::stoll(s.token));
-  if (s.type != "hash" && s.type != "none") out.key("value").string(s.value);
-  out.end_object();
-  std::printf("%s\n", out.text().c_str());
-}
+
+ private:
+  // Sends `commands` at once (one pipeline); `done` gets the replies once all have come. A missing or
+  // foreign auxiliary key (an error reply) reads as empty; a connection failure ends the status.
+  template <typename Done>
+  void ask(std::vector<std::vector<std::string>> commands, Done done) {
+    auto answers = std::make_shared<replies>(commands.size());
+    auto pending = std::make_shared<std::size_t>(commands.size());
+    if (commands.empty()) return done(*answers);
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+      client_.async_command(std::move(commands[i]), [this, i, answers, pending, done](std::error_code ec, deadbolt::reply r) {
+        if (ec && ec != deadbolt::errc::wrong_type && ec != deadbolt::errc::server_error && !failed_) {
+          failed_ = true;
+          finish(report_error(o_, ec, "cannot read " + o_.name));
+        }
+        (*answers)[i] = std::move(r);
+        if (--*pending == 0 && !failed_) done(*answers);
+      });
+    }
+  }
+
+  void read_keys() {
+    ask({{"TYPE", o_.name},
+         {"PTTL", o_.name},
+         {"LRANGE", detail::prefix_name("redisson_lock_queue", o_.name), "0", "-1"},
+         {"GET", detail::prefix_name("redisson_lock_token", o_.name)},
+         {"ZRANGE", detail::suffix_name(o_.name, "timeout"), "0", "-1", "WITHSCORES"}},
+        [this](const replies& r) {
+          state_.type = r[0].text;
+          state_.ttl_ms = r[1].as_int().value_or(-2);
+          for (const auto& e : r[2].elements) state_.queue.push_back(e.text);
+          if (!r[3].is_null()) state_.token = r[3].as_int();
+          if (state_.type == "hash") return read_hash();
+          if (state_.type == "string") return read_value(r[4]);
+          print();
+        });
+  }
+
+  void read_hash() {
+    ask({{"HGETALL", o_.name}}, [this](const replies& r) {
+      const auto& fields = r[0].elements;
+      for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+        if (fields[i].text == "mode") {
+          state_.mode = fields[i + 1].text;
+          continue;
+        }
+        state_.holders.push_back({fields[i].text, fields[i + 1].as_int().value_or(0), std::nullopt, std::nullopt});
+      }
+      read_holder_info();
+    });
+  }
+
+  void read_value(const deadbolt::reply& permits) {
+    ask({{"GET", o_.name}}, [this, permits](const replies& r) {
+      state_.value = r[0].text;
+      state_.has_permits = !permits.elements.empty();
+      add_permits(permits, state_);
+      read_holder_info();
+    });
+  }
+
+  void read_holder_info() {
+    std::vector<std::vector<std::string>> gets;
+    for (const auto& h : state_.holders) gets.push_back({"GET", holder_info_key(o_.name, h.field)});
+    ask(std::move(gets), [this](const replies& r) {
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        if (!r[i].is_null()) state_.holders[i].info = decode_holder_info(r[i].text);
+      }
+      print();
+    });
+  }
+
+  void print() {
+    if (o_.json) print_json(o_.name, state_); else print_text(o_.name, state_);
+    finish(exit_ok);
+  }
+
+  void finish(int code) {
+    code_ = code;
+    client_.shutdown();
+  }
+
+  const options& o_;
+  asio::io_context io_;
+  deadbolt::client client_;
+  connector connector_;
+  lock_state state_;
+  bool failed_ = false;
+  int code_ = exit_failure;
+};
 
 }  // namespace
 
-int status_command(const options& o) {
-  asio::io_context io;
-  deadbolt::client client(io.get_executor(), make_config(o));
-  if (auto ec = client.config_error()) return report_connect_error(o, ec);
-  lock_state state;
-  int code = exit_ok;
-  const std::vector<std::vector<std::string>> queries{
-      {"TYPE", o.name},
-      {"PTTL", o.name},
-      {"LRANGE", detail::prefix_name("redisson_lock_queue", o.name), "0", "-1"},
-      {"GET", detail::prefix_name("redisson_lock_token", o.name)},
-  };
-  std::vector<deadbolt::reply> answers(queries.size());
-  std::size_t pending = queries.size();
-  bool failed = false;
-  auto done = [&] {
-    if (failed) return client.shutdown();
-    state.type = answers[0].text;
-    state.ttl_ms = answers[1].as_int().value_or(-2);
-    for (const auto& e : answers[2].elements) state.queue.push_back(e.text);
-    if (!answers[3].is_null()) state.token = answers[3].text;
-    auto finish = [&] {
-      if (o.json) print_json(o.name, state); else print_text(o.name, state);
-      client.shutdown();
-    };
-    if (state.type == "hash") {
-      client.async_command({"HGETALL", o.name}, [&, finish](std::error_code, deadbolt::reply r) {
-        state.hash = std::move(r);
-        finish();
-      });
-    } else if (state.type == "string") {
-      client.async_command({"GET", o.name}, [&, finish](std::error_code, deadbolt::reply r) {
-        state.value = r.text;
-        finish();
-      });
-    } else {
-      finish();
-    }
-  };
-  for (std::size_t i = 0; i < queries.size(); ++i) {
-    client.async_command(queries[i], [&, i](std::error_code ec, deadbolt::reply r) {
-      if (ec && !failed) {
-        failed = true;
-        code = ec.category() == deadbolt::deadbolt_category() && ec != deadbolt::errc::not_connected
-                   ? (std::fprintf(stderr, "deadbolt: %s\n", ec.message().c_str()), exit_failure)
-                   : report_connect_error(o, ec);
-      }
-      answers[i] = std::move(r);
-      if (--pending == 0) done();
-    });
-  }
-  io.run();
-  return code;
-}
+int status_command(const options& o) { return status_query(o).run(); }
 
 }  // namespace deadbolt::cli

@@ -1,60 +1,25 @@
-// The live line shown on a terminal while `run` waits: who holds the lock, its TTL, how long we waited.
+// The live line shown on a terminal while `run` waits: how long we waited, the lock's TTL and who
+// holds it, cut to the terminal's width so that it never wraps (a wrapped line is not erased by \r).
 #pragma once
 
 #include <chrono>
-#include <cstdio>
+#include <cstddef>
 #include <string>
-
-#include "deadbolt/reply.hpp"
 
 namespace deadbolt::cli {
 
-/// "1.5s", "250ms", "2m3s".
-inline std::string format(std::chrono::milliseconds d) {
-  const long long ms = d.count();
-  char buf[48];
-  if (ms < 1000) {
-    std::snprintf(buf, sizeof buf, "%lldms", ms);
-  } else if (ms < 60'000) {
-    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lldm%llds", ms / 60'000, (ms % 60'000) / 1000);
-  }
-  return buf;
-}
+/// The width of the terminal on stderr (TIOCGWINSZ), else $COLUMNS, else 80.
+std::size_t terminal_width();
 
-/// The hash fields of a lock (owner field -> count), skipping a read/write lock's "mode".
-inline std::string holders_of(const deadbolt::reply& hash) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
-    if (hash.elements[i].text == "mode") continue;
-    if (!out.empty()) out += ", ";
-    out += hash.elements[i].text;
-    if (hash.elements[i + 1].text != "1") out += " x" + hash.elements[i + 1].text;
-  }
-  return out;
-}
+/// `text` shortened to at most `columns` characters (UTF-8 aware, "..." marks a cut), with control
+/// characters shown as '?'.
+std::string fit(const std::string& text, std::size_t columns);
 
 class status_line {
  public:
-  void show(const std::string& name, const deadbolt::reply& holders, long long ttl_ms,
-            std::chrono::steady_clock::duration waited) {
-    const auto waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited);
-    std::string who = holders_of(holders);
-    std::string line = "deadbolt: waiting for " + name;
-    if (!who.empty()) line += " held by " + who;
-    if (ttl_ms >= 0) line += " (ttl " + format(std::chrono::milliseconds(ttl_ms)) + ")";
-    line += ", waited " + format(waited_ms);
-    std::fprintf(stderr, "\r\033[K%s", line.c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void clear() {
-    if (!shown_) return;
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-    shown_ = false;
-  }
+  /// `holder`: who holds it in words (may be empty); `ttl_ms` < 0 when it has none.
+  void show(const std::string& name, const std::string& holder, long long ttl_ms, std::chrono::steady_clock::duration waited);
+  void clear();
 
  private:
   bool shown_ = false;

@@ -6,9 +6,10 @@
 #include <cstdio>
 #include <string>
 
-#include "client_setup.hpp"
 #include "commands.hpp"
+#include "connect.hpp"
 #include "detail/keys.hpp"
+#include "exit_codes.hpp"
 
 namespace deadbolt::cli {
 namespace {
@@ -58,10 +59,19 @@ bool lock_shaped(const deadbolt::reply& hash, std::string& bad) {
 
 class unlocker {
  public:
-  explicit unlocker(const options& o) : o_(o), client_(io_.get_executor(), make_config(o)) {}
+  explicit unlocker(const options& o) : o_(o), client_(io_.get_executor(), make_config(o)), connector_(io_, client_, o) {}
 
   int run() {
-    if (auto ec = client_.config_error()) return report_connect_error(o_, ec);
+    connector_.start(o_.connect_timeout, [this](int code) {
+      if (code != 0) return finish(code);
+      inspect();
+    });
+    io_.run();
+    return code_;
+  }
+
+ private:
+  void inspect() {
     client_.async_command({"TYPE", o_.name}, [this](std::error_code ec, deadbolt::reply type) {
       if (ec) return failed(ec);
       if (type.text == "none") return done("deadbolt: " + o_.name + " was not locked", exit_ok);
@@ -69,11 +79,8 @@ class unlocker {
       if (type.text == "string") return number();
       refuse("it is a " + type.text + ", not a lock, semaphore or latch");
     });
-    io_.run();
-    return code_;
   }
 
- private:
   void hash() {
     if (o_.releases != unlock_kind::lock) return refuse("it is a lock (a hash), not a semaphore or latch");
     client_.async_command({"HGETALL", o_.name}, [this](std::error_code ec, deadbolt::reply fields) {
@@ -154,13 +161,7 @@ class unlocker {
     std::fprintf(stderr, "deadbolt: not touching %s: %s\n", o_.name.c_str(), why.c_str());
     finish(exit_failure);
   }
-  void failed(std::error_code ec) {
-    if (ec.category() == deadbolt::deadbolt_category() && ec != deadbolt::errc::not_connected) {
-      std::fprintf(stderr, "deadbolt: cannot unlock %s: %s\n", o_.name.c_str(), ec.message().c_str());
-      return finish(exit_failure);
-    }
-    finish(report_connect_error(o_, ec));
-  }
+  void failed(std::error_code ec) { finish(report_error(o_, ec, "cannot unlock " + o_.name)); }
   void done(const std::string& message, int code) {
     std::printf("%s\n", message.c_str());
     finish(code);
@@ -173,6 +174,7 @@ class unlocker {
   const options& o_;
   asio::io_context io_;
   deadbolt::client client_;
+  connector connector_;
   int code_ = exit_failure;
 };
 

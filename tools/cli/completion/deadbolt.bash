@@ -1,0 +1,37 @@
+# bash completion for deadbolt(1). Keep the option lists true to tools/cli/usage.cpp
+# (tests/cli/cli_docs_test.sh checks that every option of --help is here).
+_deadbolt() {
+  local cur prev words cword
+  _init_completion 2>/dev/null || {
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
+  }
+  local global="--url --password-file --connect-timeout --verbose --help --version"
+  local sub="" i
+  for ((i = 1; i < cword; i++)); do
+    case ${words[i]} in
+      --) [ "$sub" = run ] && { COMPREPLY=($(compgen -c -- "$cur")); return; } ;;
+      run|status|unlock|ping|help) [ -z "$sub" ] && sub=${words[i]} ;;
+    esac
+  done
+  case $prev in
+    --password-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --url) COMPREPLY=($(compgen -W "redis:// unix://" -- "$cur")); return ;;
+    --connect-timeout|--wait|-w|--lease|--watchdog|--grace) COMPREPLY=($(compgen -W "500ms 1s 10s 30s 1m" -- "$cur")); return ;;
+    --semaphore) [ "$sub" = run ] && return ;;  # run's takes a number; unlock's is a flag
+    --conflict-exit-code|-E|--permit) return ;;
+  esac
+  local opts
+  case $sub in
+    "") COMPREPLY=($(compgen -W "run status unlock ping help $global" -- "$cur")); return ;;
+    run) opts="--wait --nonblock --conflict-exit-code --lease --watchdog --grace --fenced --fair --read --write --semaphore --quiet --" ;;
+    status) opts="--json" ;;
+    unlock) opts="--force --semaphore --permit --latch" ;;
+    ping) opts="" ;;
+    help) COMPREPLY=($(compgen -W "run status unlock ping" -- "$cur")); return ;;
+  esac
+  COMPREPLY=($(compgen -W "$opts $global" -- "$cur"))
+}
+complete -F _deadbolt deadbolt

@@ -1,0 +1,174 @@
+#include "server_url.hpp"
+
+#include <charconv>
+
+namespace deadbolt::cli {
+namespace {
+
+struct url_parts {
+  std::string_view scheme;     // "redis", "unix", ...; empty when there is no "://"
+  std::string_view user;       // before ':' in the user info
+  std::string_view password;   // after it
+  bool has_userinfo = false;
+  bool has_password = false;
+  std::string_view rest;       // after the user info's '@' (or after "://")
+};
+
+// Splits like deadbolt::parse_url: the last '@' ends a redis:// user info, a unix:// one ends at the
+// first '@' before the path.
+url_parts split(std::string_view url) {
+  url_parts p;
+  const auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) {
+    p.rest = url;
+    return p;
+  }
+  p.scheme = url.substr(0, scheme_end);
+  std::string_view rest = url.substr(scheme_end + 3);
+  std::size_t at = std::string_view::npos;
+  if (p.scheme == "unix") {
+    at = rest.find('@');
+    if (at != std::string_view::npos && rest.find('/') < at) at = std::string_view::npos;
+  } else {
+    at = rest.rfind('@');
+  }
+  if (at != std::string_view::npos) {
+    p.has_userinfo = true;
+    const std::string_view info = rest.substr(0, at);
+    const auto colon = info.find(':');
+    p.user = info.substr(0, colon);
+    if (colon != std::string_view::npos) {
+      p.has_password = true;
+      p.password = info.substr(colon + 1);
+    }
+    rest.remove_prefix(at + 1);
+  }
+  p.rest = rest;
+  return p;
+}
+
+std::string join(const url_parts& p, std::string_view password) {
+  std::string out(p.scheme);
+  out += "://";
+  if (!p.user.empty() || !password.empty()) {
+    out += p.user;
+    if (!password.empty()) out += ':';
+    out += password;
+    out += '@';
+  }
+  out += p.rest;
+  return out;
+}
+
+bool bad_percent_escape(std::string_view s) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') continue;
+    if (i + 2 >= s.size() || !hex(s[i + 1]) || !hex(s[i + 2])) return true;
+    i += 2;
+  }
+  return false;
+}
+
+bool is_number(std::string_view s, long long max) {
+  long long v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size() && v >= 0 && v <= max;
+}
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::string why_invalid_tcp(std::string_view rest) {
+  std::string_view db;
+  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
+    db = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+  }
+  std::string_view host = rest, port;
+  bool has_port = false;
+  if (!rest.empty() && rest[0] == '[') {
+    const auto close = rest.find(']');
+    if (close == std::string_view::npos) return "the IPv6 address has no closing ']'";
+    host = rest.substr(1, close - 1);
+    const auto after = rest.substr(close + 1);
+    if (!after.empty() && after[0] != ':') return "unexpected " + quoted(after) + " after the IPv6 address";
+    has_port = !after.empty();
+    if (has_port) port = after.substr(1);
+  } else if (const auto colon = rest.find(':'); colon != std::string_view::npos) {
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+    has_port = true;
+    if (port.find(':') != std::string_view::npos) return "an IPv6 address needs brackets: redis://[::1]:6379";
+  }
+  if (host.empty()) return "no host (redis://HOST[:PORT][/DB])";
+  if (host.find_first_of("/?#@[] ") != std::string_view::npos) return "the host " + quoted(host) + " has a character hosts cannot have";
+  if (has_port && (!is_number(port, 65535) || port == "0" || port.empty())) {
+    return "the port " + quoted(port) + " is not a number from 1 to 65535";
+  }
+  if (!db.empty() && !is_number(db, 2147483647)) return "the database " + quoted(db) + " is not a number";
+  return "it does not parse";
+}
+
+std::string why_invalid_unix(std::string_view rest) {
+  std::string_view query;
+  if (const auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  if (rest.size() < 2 || rest[0] != '/') return "no socket path (unix:///path/to/socket)";
+  if (!query.empty() && (query.substr(0, 3) != "db=" || !is_number(query.substr(3), 2147483647))) {
+    return "the query " + quoted(query) + " is not db=NUMBER";
+  }
+  return "it does not parse";
+}
+
+}  // namespace
+
+std::string redacted(std::string_view url) {
+  const url_parts p = split(url);
+  if (p.scheme.empty()) {  // not a URL, but it may still carry "user:password@"
+    const auto at = url.rfind('@'), colon = url.find(':');
+    if (at == std::string_view::npos || colon == std::string_view::npos || colon > at) return std::string(url);
+    return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+  }
+  if (!p.has_password || p.password.empty()) return std::string(url);
+  return join(p, "***");
+}
+
+std::string why_invalid(std::string_view url) {
+  const url_parts p = split(url);
+  if (p.scheme.empty() && url.find("://") == std::string_view::npos) {
+    return "not a URL: expected redis://HOST[:PORT][/DB] or unix:///PATH";
+  }
+  if (p.scheme == "rediss") return "rediss:// (TLS) is not supported";
+  if (p.scheme != "redis" && p.scheme != "unix") return "unknown scheme " + quoted(p.scheme) + " (redis:// or unix://)";
+  if (bad_percent_escape(p.user) || bad_percent_escape(p.password)) {
+    return "a bad %-escape in the user or password (% must be followed by two hex digits)";
+  }
+  return p.scheme == "unix" ? why_invalid_unix(p.rest) : why_invalid_tcp(p.rest);
+}
+
+std::string without_password(std::string_view url) {
+  const url_parts p = split(url);
+  if (!p.has_password) return std::string(url);
+  return join(p, "");
+}
+
+std::string with_password(std::string_view url, std::string_view password) {
+  std::string encoded;
+  for (unsigned char c : password) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                       c == '.' || c == '_' || c == '~';
+    if (plain) {
+      encoded += static_cast<char>(c);
+    } else {
+      static const char digits[] = "0123456789ABCDEF";
+      encoded += '%';
+      encoded += digits[c >> 4];
+      encoded += digits[c & 15];
+    }
+  }
+  return join(split(url), encoded);
+}
+
+}  // namespace deadbolt::cli

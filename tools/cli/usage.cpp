@@ -1,0 +1,97 @@
+#include "usage.hpp"
+
+namespace deadbolt::cli {
+namespace {
+
+constexpr std::string_view run_text = R"(usage: deadbolt run [options] NAME -- COMMAND [ARGS...]
+  Wait for the lock NAME, run COMMAND while holding it, release it when COMMAND exits; exit with
+  COMMAND's status.
+  -w, --wait DURATION      give up after this long, connecting included (exit 4, see -E);
+                           default: wait as long as it takes
+  -n, --nonblock           do not wait: one attempt (--wait 0)
+  -E, --conflict-exit-code N  the exit code when the lock is not had in time (default 4)
+      --lease DURATION     hold for a fixed lease instead of the watchdog (COMMAND is stopped
+                           when the lease runs out)
+      --watchdog DURATION  the watchdog lease (default 30s, at least 30ms), renewed every third
+      --grace DURATION     after a lost lease, SIGTERM then SIGKILL this much later (default 5s)
+      --fenced             a fenced lock; COMMAND gets DEADBOLT_FENCING_TOKEN
+      --fair               a fair lock: waiters are served in arrival order
+      --read, --write      the read (shared) or write (exclusive) half of a read/write lock
+      --semaphore N        one permit of a permit-expirable semaphore of N permits (created if
+                           absent; an error if it has another number); COMMAND gets DEADBOLT_PERMIT_ID
+  -q, --quiet              no status line while waiting
+)";
+
+constexpr std::string_view status_text = R"(usage: deadbolt status [--json] NAME
+  Show what NAME is (lock, fenced/fair/read-write lock, semaphore, latch), who holds it (host, pid,
+  command when the holder is deadbolt), hold counts, TTL, queued waiters and the fencing token.
+      --json               one JSON object (invalid UTF-8 shown as U+FFFD, plus "name_hex")
+)";
+
+constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--semaphore [--permit ID] | --latch] NAME
+  Release the lock NAME whoever holds it, and wake a waiter. Only a key with a lock's shape is
+  touched; anything else is refused.
+  -f, --force              required: it releases a lock someone else holds
+      --semaphore          take back a permit-expirable semaphore's expired permits, or with
+      --permit ID          release that permit (a holder's DEADBOLT_PERMIT_ID)
+      --latch              delete the count-down latch NAME (its waiters go on)
+)";
+
+constexpr std::string_view ping_text = R"(usage: deadbolt ping
+  Check that the server answers (connect, log in, PING): exit 0 if it does, 3 if not.
+)";
+
+constexpr std::string_view global_text = R"(options of every subcommand (before or after it):
+      --url URL            redis://[user[:password]@]host[:port][/db] or unix:///path[?db=N]
+                           (default: $REDIS_URL, else redis://127.0.0.1:6379)
+      --password-file FILE the password, from FILE (else $DEADBOLT_PASSWORD, else the URL's)
+      --connect-timeout DURATION  give up connecting after this long (default 3s)
+  -v, --verbose            timestamped progress on stderr (connect, wait, acquire, lease, release)
+  -h, --help               help (deadbolt SUBCOMMAND --help: that subcommand's)
+  -V, --version            the version
+
+durations: 500ms, 10s, 2m, 1h, combined (1m30s), or plain seconds (1.5)
+
+exit codes (every subcommand):
+  0    success (run: COMMAND's own status, 128+N if signal N ended it)
+  1    another error (printed)
+  2    bad arguments, URL or password file
+  3    cannot connect, or the server refused the login
+  4    run: the lock was not had in time (-w, -n); -E changes it
+  5    run: the lock was lost while COMMAND ran (COMMAND was stopped)
+)";
+
+constexpr std::string_view full_text = R"(usage: deadbolt [options] SUBCOMMAND [options] ...
+  deadbolt run [options] NAME -- COMMAND [ARGS...]   run COMMAND holding the lock NAME
+  deadbolt status [--json] NAME                      who holds NAME, and how
+  deadbolt unlock --force [...] NAME                 release NAME whoever holds it
+  deadbolt ping                                      is the server there?
+  deadbolt help [SUBCOMMAND]                         this text, or a subcommand's
+
+)";
+
+std::string build(std::string_view head) {
+  std::string s(head);
+  s += '\n';
+  s += global_text;
+  return s;
+}
+
+}  // namespace
+
+std::string_view usage(std::optional<subcommand> s) {
+  static const std::string full = build(std::string(full_text) + std::string(run_text) + "\n" + std::string(status_text) +
+                                        "\n" + std::string(unlock_text) + "\n" + std::string(ping_text));
+  static const std::string run = build(run_text), status = build(status_text), unlock = build(unlock_text),
+                           ping = build(ping_text);
+  if (!s) return full;
+  switch (*s) {
+    case subcommand::run: return run;
+    case subcommand::status: return status;
+    case subcommand::unlock: return unlock;
+    case subcommand::ping: return ping;
+    default: return full;
+  }
+}
+
+}  // namespace deadbolt::cli
