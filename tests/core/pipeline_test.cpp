@@ -18,6 +18,8 @@
 #include "detail/pipeline.hpp"
 #include "detail/request.hpp"
 
+#include "support/encoded_command.hpp"
+
 namespace detail = deadbolt::detail;
 namespace resp = deadbolt::resp;
 using deadbolt::errc;
@@ -31,12 +33,7 @@ struct recorded {
   bool end = false;  // push handler only: end_of_reply
 };
 
-template <typename... Args>
-std::string cmd(const Args&... args) {
-  std::string out;
-  resp::encoder(out).command(args...);
-  return out;
-}
+using test_support::cmd;
 
 // A command that records what the pipeline gives it. Plain ones encode "GET <name>"; script ones
 // encode EVALSHA, or EVAL once the pipeline asked for the body.

@@ -19,6 +19,8 @@
 #include "detail/address_source.hpp"
 #include "detail/session_fsm.hpp"
 
+#include "support/encoded_command.hpp"
+
 namespace detail = deadbolt::detail;
 namespace resp = deadbolt::resp;
 using deadbolt::errc;
@@ -27,12 +29,7 @@ using kind = fsm::action::kind;
 
 namespace {
 
-template <typename... Args>
-std::string cmd(const Args&... args) {
-  std::string out;
-  resp::encoder(out).command(args...);
-  return out;
-}
+using test_support::cmd;
 
 detail::server_address numeric(std::string host, std::uint16_t port) {
   detail::server_address a;
