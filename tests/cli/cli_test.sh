@@ -60,7 +60,11 @@ exit_status_passthrough() {
   # and the same stdin
   out=$(echo from-stdin | db run --url "$URL" cli-exit -- cat)
   [ "$out" = from-stdin ] || fail "COMMAND read '$out' from stdin" || return 1
-  ! key_exists cli-exit || fail "lock still held after the runs"
+  ! key_exists cli-exit || fail "lock still held after the runs" || return 1
+  # the unlock latch is deleted before deadbolt exits, not left for its 13 s TTL
+  local latches
+  latches=$(rcli --scan --pattern 'redisson_unlock_latch:{cli-exit}:*' | wc -l)
+  [ "$latches" = 0 ] || fail "$latches unlock latch keys left after the runs"
 }
 
 wait_timeout() {
