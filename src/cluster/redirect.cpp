@@ -1,0 +1,68 @@
+#include "cluster/redirect.hpp"
+
+#include <charconv>
+#include <string>
+
+#include "cluster/key_slot.hpp"
+#include "deadbolt/port/asio.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+std::optional<std::uint32_t> parse_number(std::string_view text, std::uint32_t max) {
+  std::uint32_t value = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || value > max) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+bool is_ip_literal(std::string_view host) noexcept {
+  std::error_code not_numeric;
+  asio::ip::make_address(std::string(host), not_numeric);
+  return !not_numeric;
+}
+
+std::optional<server_address> parse_host_port(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  std::string_view host = text.substr(0, colon);
+  const auto port = parse_number(text.substr(colon + 1), 65535);
+  if (!port || *port == 0) return std::nullopt;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  server_address where;
+  where.host.assign(host);
+  where.port = static_cast<std::uint16_t>(*port);
+  where.numeric = !host.empty() && is_ip_literal(host);
+  return where;
+}
+
+std::optional<redirect> parse_redirect(std::string_view error_text, std::string_view replying_host) {
+  redirect r;
+  if (error_text.substr(0, 6) == "MOVED ") {
+    r.what = redirect::kind::moved;
+    error_text.remove_prefix(6);
+  } else if (error_text.substr(0, 4) == "ASK ") {
+    r.what = redirect::kind::ask;
+    error_text.remove_prefix(4);
+  } else {
+    return std::nullopt;
+  }
+  const auto space = error_text.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  const auto slot = parse_number(error_text.substr(0, space), cluster_slot_count - 1);
+  auto target = parse_host_port(error_text.substr(space + 1));
+  if (!slot || !target) return std::nullopt;
+  if (target->host.empty()) {
+    target->host.assign(replying_host);
+    target->numeric = is_ip_literal(replying_host);
+  }
+  r.slot = static_cast<std::uint16_t>(*slot);
+  r.target = std::move(*target);
+  return r;
+}
+
+}  // namespace deadbolt::detail
