@@ -11,6 +11,14 @@ bool is_noscript(const resp::node& n) {
   return n.depth == 0 && resp::is_error(n.type) && n.value.substr(0, 8) == "NOSCRIPT";
 }
 
+// A cluster node's answer that the command did not run here: MOVED, ASK, TRYAGAIN, CLUSTERDOWN.
+bool is_cluster_redirect(const resp::node& n) {
+  if (n.depth != 0 || !resp::is_error(n.type)) return false;
+  const std::string_view v = n.value;
+  return v.substr(0, 6) == "MOVED " || v.substr(0, 4) == "ASK " || v.substr(0, 8) == "TRYAGAIN" ||
+         v.substr(0, 11) == "CLUSTERDOWN";
+}
+
 }  // namespace
 
 pipeline::pipeline(const resp::limits& limits) : decoder_(limits) {}
@@ -20,6 +28,8 @@ pipeline::~pipeline() { fail_all(errc::shutting_down); }
 void pipeline::encode_into(std::string& out, request& r) {
   const std::size_t before = out.size();
   resp::encoder e(out);
+  r.awaiting_asking_reply = r.asking;
+  if (r.asking) e.command("ASKING");
   r.encode(e);
   r.encoded_size = out.size() - before;
 }
@@ -81,6 +91,19 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
   }
   request* r = sent_.front();
   if (r == nullptr) return errc::protocol_error;  // a reply nobody asked for: the stream is out of step
+  if (r->awaiting_asking_reply) {
+    // The answer to the ASKING written ahead of it (+OK; an error makes the command itself fail).
+    if (n.depth != 0 || !end_of_reply) return errc::protocol_error;
+    r->awaiting_asking_reply = false;
+    return {};
+  }
+  if (redirect_ != nullptr && is_cluster_redirect(n)) {
+    // The command did not run on this node: the topology sends it elsewhere (or fails it).
+    sent_.pop_front();
+    if (!end_of_reply) return errc::protocol_error;
+    redirect_->on_redirect(*r, n.value);
+    return {};
+  }
   if (n.depth == 0 && r->runs_script && !r->send_script_body && is_noscript(n)) {
     r->reply_is_noscript = true;
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "deadbolt/resp/decoder.hpp"
@@ -19,6 +20,17 @@ class push_handler {
 
  protected:
   ~push_handler() = default;
+};
+
+/// Takes requests whose reply was a cluster redirection (MOVED, ASK) or a cluster's "not now"
+/// (TRYAGAIN, CLUSTERDOWN): the command did not run, and the request is no longer this pipeline's.
+class redirect_handler {
+ public:
+  /// `error_text` lives until the call returns.
+  virtual void on_redirect(request& r, std::string_view error_text) = 0;
+
+ protected:
+  ~redirect_handler() = default;
 };
 
 class pipeline {
@@ -40,6 +52,9 @@ class pipeline {
     all_pushes_ = all_replies_are_pushes;
   }
 
+  /// From now on, cluster redirections go to `h` instead of to their request (null: to the request,
+  /// as on a standalone server).
+  void set_redirect_handler(redirect_handler* h) noexcept { redirect_ = h; }
   /// True when queued bytes wait for a write and none is in flight.
   bool can_write() const noexcept {
     return !writing_ && (!handshake_out_.empty() || (!holding_ && !out_.empty()));
@@ -82,6 +97,7 @@ class pipeline {
   request_queue sent_;          // written (or being written), awaiting replies in order
   request_queue unanswered_;    // written in subscriber mode, where commands get no in-order reply
   push_handler* push_ = nullptr;
+  redirect_handler* redirect_ = nullptr;
   bool all_pushes_ = false;
   bool in_push_ = false;        // routing the nodes of a push reply
   bool interrupted_ = false;    // a callback dropped the connection while input was being routed

@@ -36,11 +36,17 @@ class request {
   /// topology in submit() only.
   std::string_view route_key;
 
+  /// Cluster: write ASKING right before the command (a redirection by ASK, for one resend).
+  bool asking = false;
+  /// Cluster: how many times the command was redirected (the topology bounds it).
+  std::uint8_t redirects = 0;
+
   // Owned by the pipeline while queued.
   request* next_in_queue = nullptr;
   std::int64_t deadline_ns = 0;
   std::size_t encoded_size = 0;
   bool reply_is_noscript = false;
+  bool awaiting_asking_reply = false;
 
  protected:
   ~request() = default;

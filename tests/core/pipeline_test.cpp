@@ -571,3 +571,83 @@ TEST_CASE("subscriber mode: every reply is a push and requests complete once wri
   CHECK(get.done == 1);
   REQUIRE(get.nodes.size() == 1);
 }
+
+namespace {
+
+// Records the requests a cluster topology would take back.
+class fake_redirects final : public detail::redirect_handler {
+ public:
+  void on_redirect(detail::request& r, std::string_view error_text) override {
+    taken.push_back(&r);
+    texts.emplace_back(error_text);
+  }
+  std::vector<detail::request*> taken;
+  std::vector<std::string> texts;
+};
+
+}  // namespace
+
+TEST_CASE("cluster redirections go to the topology, not to the request; other errors still do") {
+  detail::pipeline p({});
+  p.end_handshake();
+  resp::read_buffer in(4096);
+  fake_redirects redirects;
+  p.set_redirect_handler(&redirects);
+  fake_request moved("m"), ask("a"), again("t"), down("d"), plain("p"), crossslot("x");
+  for (fake_request* r : {&moved, &ask, &again, &down, &plain, &crossslot}) p.submit(*r, far);
+  write(p);
+  REQUIRE_FALSE(feed(p, in,
+                     "-MOVED 3999 127.0.0.1:7001\r\n-ASK 3999 127.0.0.1:7002\r\n-TRYAGAIN Multiple keys request "
+                     "during rehashing of slot\r\n-CLUSTERDOWN The cluster is down\r\n$1\r\nv\r\n"
+                     "-CROSSSLOT Keys in request don't hash to the same slot\r\n",
+                     3));
+  REQUIRE(redirects.taken.size() == 4);
+  CHECK(redirects.taken[0] == &moved);
+  CHECK(redirects.texts[0] == "MOVED 3999 127.0.0.1:7001");
+  CHECK(redirects.taken[1] == &ask);
+  CHECK(redirects.taken[3] == &down);
+  for (fake_request* r : {&moved, &ask, &again, &down}) {
+    CHECK(r->done == 0);  // the topology decides its fate
+    CHECK(r->nodes.empty());
+  }
+  CHECK(plain.done == 1);
+  CHECK(plain.nodes.size() == 1);
+  REQUIRE(crossslot.done == 1);
+  CHECK(crossslot.nodes.front().value.rfind("CROSSSLOT", 0) == 0);
+  CHECK(p.idle());
+
+  // Without a handler (a standalone server) the request hears the error itself.
+  detail::pipeline standalone({});
+  standalone.end_handshake();
+  resp::read_buffer in2(4096);
+  fake_request lone("l");
+  standalone.submit(lone, far);
+  write(standalone);
+  REQUIRE_FALSE(feed(standalone, in2, "-MOVED 1 127.0.0.1:7001\r\n"));
+  CHECK(lone.done == 1);
+  CHECK(lone.nodes.front().value == "MOVED 1 127.0.0.1:7001");
+}
+
+TEST_CASE("an ASK resend writes ASKING right before the command and its answer reaches nobody") {
+  detail::pipeline p({});
+  p.end_handshake();
+  resp::read_buffer in(4096);
+  fake_request before("b"), asked("a"), after("c");
+  asked.asking = true;
+  for (fake_request* r : {&before, &asked, &after}) p.submit(*r, far);
+  CHECK(write(p) == cmd("GET", "b") + cmd("ASKING") + cmd("GET", "a") + cmd("GET", "c"));
+  REQUIRE_FALSE(feed(p, in, "$2\r\nvb\r\n+OK\r\n$2\r\nva\r\n$2\r\nvc\r\n", 1));
+  REQUIRE(asked.done == 1);
+  REQUIRE(asked.nodes.size() == 1);
+  CHECK(asked.nodes[0].value == "va");
+  CHECK(before.nodes[0].value == "vb");
+  CHECK(after.nodes[0].value == "vc");
+
+  // Re-encoded after a dropped connection: ASKING again.
+  fake_request again("r");
+  again.asking = true;
+  p.submit(again, far);
+  p.connection_lost(errc::outcome_unknown);
+  p.end_handshake();
+  CHECK(write(p) == cmd("ASKING") + cmd("GET", "r"));
+}
