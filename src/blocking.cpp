@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "deadbolt/port/hooks.hpp"
 #include "detail/client_core.hpp"
@@ -20,7 +21,7 @@ class sync_completion final : public detail::basic_completion<Value> {
   void complete(std::error_code ec, Value value) override {
     std::lock_guard<std::mutex> guard(mutex_);
     ec_ = ec;
-    value_ = value;
+    value_ = std::move(value);
     done_ = true;
     ready_.notify_one();
   }
@@ -101,6 +102,20 @@ std::error_code blocking_client::connect() {
   run_blocking(loop_->core, loop_->io->get_executor(), ec,
                [](detail::client_core& core, detail::completion& c) { detail::start_connect(core, c); });
   return ec;
+}
+
+object_info blocking_client::inspect(std::string_view name, std::error_code& ec) {
+  return run_blocking<object_info>(loop_->core, loop_->io->get_executor(), ec,
+                                   [name](detail::client_core& core, detail::basic_completion<object_info>& c) {
+                                     detail::start_inspect(core, name, c);
+                                   });
+}
+
+object_info blocking_client::inspect(std::string_view name) {
+  std::error_code ec;
+  object_info info = inspect(name, ec);
+  if (ec) raise(ec, "deadbolt: inspect " + std::string(name));
+  return info;
 }
 
 blocking_lock blocking_client::lock(std::string_view name) {

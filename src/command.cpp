@@ -3,6 +3,7 @@
 
 #include "deadbolt/error.hpp"
 #include "detail/client_core.hpp"
+#include "detail/reply_builder.hpp"
 
 namespace deadbolt {
 
@@ -27,22 +28,11 @@ class command_op final : public request {
     e.array(args_.size());
     for (const auto& a : args_) e.bulk(a);
   }
-  void on_node(const resp::node& n) override {
-    // Nodes arrive in pre-order, so a node's parent is the last element at each level above it.
-    reply* target = &result_;
-    if (n.depth > 0) {
-      reply* parent = &result_;
-      for (std::size_t d = 1; d < n.depth; ++d) parent = &parent->elements.back();
-      parent->elements.emplace_back();
-      target = &parent->elements.back();
-    }
-    target->type = n.type;
-    target->text.assign(n.value);
-  }
+  void on_node(const resp::node& n) override { result_.add(n); }
   void on_done(std::error_code ec) override {
-    if (!ec && result_.is_error()) ec = server_error_code(result_.text);
+    if (!ec && result_.result().is_error()) ec = server_error_code(result_.result().text);
     basic_completion<reply>& done = done_;
-    reply r = std::move(result_);
+    reply r = result_.take();
     delete this;
     done.complete(ec, std::move(r));
   }
@@ -50,7 +40,7 @@ class command_op final : public request {
  private:
   std::vector<std::string> args_;
   basic_completion<reply>& done_;
-  reply result_;
+  reply_builder result_;
 };
 
 }  // namespace

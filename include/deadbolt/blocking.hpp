@@ -25,6 +25,7 @@
 #include "deadbolt/detail/sync_engine.hpp"
 #include "deadbolt/detail/wait_ms.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/inspect.hpp"
 
 namespace deadbolt {
 
@@ -58,6 +59,10 @@ class blocking_client {
   const std::string& id() const;
   /// Waits until the command connection is up (bounded by config::command_timeout).
   std::error_code connect();
+
+  /// What `name` is in Redis, read at one instant (see client::async_inspect and inspect.hpp).
+  object_info inspect(std::string_view name);
+  object_info inspect(std::string_view name, std::error_code& ec);
 
   /// A reentrant lock (Redisson RLock) named `name`.
   blocking_lock lock(std::string_view name);

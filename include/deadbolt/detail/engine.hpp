@@ -12,6 +12,7 @@
 
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/async.hpp"
+#include "deadbolt/inspect.hpp"
 #include "deadbolt/reply.hpp"
 #include "deadbolt/spin_backoff.hpp"
 
@@ -59,6 +60,16 @@ struct result_reply {
   using signature = void(std::error_code, reply);
   template <typename H>
   static void call(H& h, std::error_code ec, reply r) { std::move(h)(ec, std::move(r)); }
+};
+
+/// Reads every key of `name` with one script (lua/inspect.lua) and says what they are.
+op_ref start_inspect(client_core& core, std::string_view name, basic_completion<object_info>& done);
+
+struct result_object_info {
+  using value_type = object_info;
+  using signature = void(std::error_code, object_info);
+  template <typename H>
+  static void call(H& h, std::error_code ec, object_info info) { std::move(h)(ec, std::move(info)); }
 };
 
 /// wait_ms: < 0 waits forever, 0 does not wait. lease_ms: 0 means the watchdog lease.
