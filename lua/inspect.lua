@@ -3,7 +3,8 @@
 -- (fair deadlines, ZSET), KEYS[4] redisson_lock_token:{name} (fencing token, STRING),
 -- KEYS[5] {name}:timeout (an expirable semaphore's permits, ZSET)
 -- ARGV[1] the most entries listed per collection
--- Returns {type of name, PTTL name, data, queue, deadlines, token, permits, truncated}: data is a hash's
+-- Returns {type of name, PTTL name, data, queue, deadlines, token, permits, truncated, permit count}:
+-- data is a hash's
 -- fields and values (flat) or a string's first 64 bytes; ZSETs come as member, score, ...; a key of an
 -- unexpected type reads as empty (false for the token). Read-only: nothing is changed.
 local most = tonumber(ARGV[1])
@@ -50,5 +51,7 @@ local deadlines = zset(KEYS[3])
 local token = false
 if type_of(KEYS[4]) == 'string' then token = redis.call('getrange', KEYS[4], 0, 63) end
 local permits = zset(KEYS[5])
+local permit_count = 0
+if type_of(KEYS[5]) == 'zset' then permit_count = redis.call('zcard', KEYS[5]) end
 local ttl = redis.call('pttl', KEYS[1])
-return {kind, ttl, data, queue, deadlines, token, permits, truncated}
+return {kind, ttl, data, queue, deadlines, token, permits, truncated, permit_count}

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -72,6 +73,8 @@ struct object_info {
   std::optional<std::int64_t> value;
   /// A permit-expirable semaphore's acquired permits (expired ones included until reclaimed).
   std::vector<acquired_permit> permits;
+  /// How many permits are acquired, also when `permits` lists only the first (truncated).
+  std::size_t permit_count = 0;
   /// The last fencing token handed out, if the token counter exists.
   std::optional<std::uint64_t> fencing_token;
   /// kind other, on a hash: a field no lock hash has, which shows it is application data.

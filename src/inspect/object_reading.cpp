@@ -16,9 +16,9 @@ namespace {
 // Redisson's score of a permit without lease (docs/protocol.md §9).
 constexpr std::int64_t never_expires = 922337203685477;
 
-// The script's reply: {type, pttl, data, queue, deadlines, token, permits, truncated}.
+// The script's reply: {type, pttl, data, queue, deadlines, token, permits, truncated, permit count}.
 enum part : std::size_t { type_part, ttl_part, data_part, queue_part, deadlines_part, token_part, permits_part,
-                          truncated_part, parts };
+                          truncated_part, permit_count_part, parts };
 
 bool is_uuid(std::string_view s) {
   if (s.size() != 36) return false;
@@ -166,7 +166,12 @@ std::error_code read_object(const reply& r, object_info& out) {
     out.kind = object_kind::other;
   }
   if (out.kind != object_kind::fair_lock) out.queue.clear();
-  if (out.kind != object_kind::expirable_semaphore) out.permits.clear();
+  if (out.kind == object_kind::expirable_semaphore) {
+    const auto count = r.elements[permit_count_part].as_int().value_or(0);
+    out.permit_count = count > 0 ? static_cast<std::size_t>(count) : 0;
+  } else {
+    out.permits.clear();
+  }
   return {};
 }
 

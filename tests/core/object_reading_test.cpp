@@ -23,10 +23,11 @@ reply number(std::int64_t v) { return {resp::type::integer, std::to_string(v), {
 reply list(std::vector<reply> elements, resp::type kind = resp::type::array) { return {kind, "", std::move(elements)}; }
 reply nil() { return {}; }
 
-// {type, pttl, data, queue, deadlines, token, permits, truncated}
+// {type, pttl, data, queue, deadlines, token, permits, truncated, permit count}
 reply script_reply(std::string type, reply data, reply token = nil(), reply permits = list({})) {
+  const auto count = static_cast<std::int64_t>(permits.elements.size() / 2);
   return list({text(std::move(type)), number(-1), std::move(data), list({}), list({}), std::move(token),
-               std::move(permits), number(0)});
+               std::move(permits), number(0), number(count)});
 }
 
 const std::string owner = "6e3814a1-e847-452b-a982-45baf93a1df2:42";
@@ -77,6 +78,7 @@ TEST_CASE("read_object: permits that are not permit ids are left out; scores in 
   REQUIRE_FALSE(deadbolt::detail::read_object(script_reply("string", list({text("1")}), nil(), permits), info));
   CHECK(info.kind == object_kind::expirable_semaphore);
   REQUIRE(info.permits.size() == 2);
+  CHECK(info.permit_count == 3);
   CHECK(info.permits[0].expires_ms == 1712345678900);
   CHECK(info.permits[1].id.hex() == std::string(32, 'a'));
   CHECK_FALSE(info.permits[1].expires_ms);

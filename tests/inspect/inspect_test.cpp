@@ -221,6 +221,7 @@ TEST_CASE("inspect: a permit-expirable semaphore lists its permits with their ex
   REQUIRE(info.value);
   CHECK(*info.value == 1);
   REQUIRE(info.permits.size() == 2);
+  CHECK(info.permit_count == 2);
   bool saw_leased = false, saw_forever = false;
   for (const auto& p : info.permits) {
     if (p.id == leased.value) {
