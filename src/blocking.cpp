@@ -146,7 +146,7 @@ blocking_count_down_latch blocking_client::count_down_latch(std::string_view nam
   return blocking_count_down_latch(loop_->core, loop_->io->get_executor(), name, detail::sync_kind::latch);
 }
 
-void blocking_client::on_lease_lost(detail::lease_lost_handler handler) {
+void blocking_client::on_lease_lost(lease_lost_handler handler) {
   asio::post(*loop_->io, [core = loop_->core, h = std::move(handler)]() mutable {
     detail::set_lease_lost_handler(*core, std::move(h));
   });

@@ -82,7 +82,7 @@ class blocking_client {
   blocking_count_down_latch count_down_latch(std::string_view name);
 
   /// Called on the loop thread whenever a held lock's lease is found lost.
-  void on_lease_lost(detail::lease_lost_handler handler);
+  void on_lease_lost(lease_lost_handler handler);
 
  private:
   struct loop;

@@ -118,7 +118,7 @@ class client {
 
   /// Called on the client's executor whenever a held lock's lease is found lost: renewal found the
   /// lock gone, or the server could not be reached for a whole lease.
-  void on_lease_lost(detail::lease_lost_handler handler) {
+  void on_lease_lost(lease_lost_handler handler) {
     asio::dispatch(executor_, [core = core_, h = std::move(handler)]() mutable {
       detail::set_lease_lost_handler(*core, std::move(h));
     });

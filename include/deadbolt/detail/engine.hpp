@@ -16,6 +16,14 @@
 #include "deadbolt/reply.hpp"
 #include "deadbolt/spin_backoff.hpp"
 
+namespace deadbolt {
+
+/// What client::on_lease_lost and blocking_client::on_lease_lost call: the lock's name and the owner
+/// whose lease was found lost.
+using lease_lost_handler = std::function<void(std::string_view lock_name, std::int64_t owner)>;
+
+}  // namespace deadbolt
+
 namespace deadbolt::detail {
 
 /// Which scripts a lock runs and how its waiters wait: one protocol per kind (src/lock/lock_protocol.hpp).
@@ -46,7 +54,7 @@ void shutdown(client_core& core);
 std::error_code config_error(const client_core& core);
 const std::string& client_id(const client_core& core);
 
-using lease_lost_handler = std::function<void(std::string_view lock_name, std::int64_t owner)>;
+using lease_lost_handler = deadbolt::lease_lost_handler;
 /// Called on the client's executor when a held lock's lease is found lost.
 void set_lease_lost_handler(client_core& core, lease_lost_handler handler);
 
