@@ -14,6 +14,7 @@
 
 #include "alloc_counter.hpp"
 #include "deadbolt/client.hpp"
+#include "deadbolt/port/asio.hpp"
 #include "server_probe.hpp"
 
 namespace {

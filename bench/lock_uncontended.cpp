@@ -17,6 +17,7 @@
 
 #include "alloc_counter.hpp"
 #include "deadbolt/client.hpp"
+#include "deadbolt/port/asio.hpp"
 #include "server_probe.hpp"
 
 namespace {

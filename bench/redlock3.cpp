@@ -15,6 +15,7 @@
 
 #include "alloc_counter.hpp"
 #include "deadbolt/client.hpp"
+#include "deadbolt/port/asio.hpp"
 #include "deadbolt/multi_lock.hpp"
 #include "server_probe.hpp"
 

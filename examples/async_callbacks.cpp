@@ -16,6 +16,8 @@
 
 #include <deadbolt/deadbolt.hpp>
 
+#include <asio.hpp>  // deadbolt's headers include only the Asio parts they use
+
 using namespace std::chrono_literals;
 
 namespace {

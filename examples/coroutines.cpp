@@ -20,6 +20,8 @@
 #include <variant>
 
 #include <deadbolt/deadbolt.hpp>
+
+#include <asio.hpp>  // deadbolt's headers include only the Asio parts they use
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 

@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "deadbolt/port/hooks.hpp"
 #include "detail/client_core.hpp"
@@ -20,7 +21,7 @@ class sync_completion final : public detail::basic_completion<Value> {
   void complete(std::error_code ec, Value value) override {
     std::lock_guard<std::mutex> guard(mutex_);
     ec_ = ec;
-    value_ = value;
+    value_ = std::move(value);
     done_ = true;
     ready_.notify_one();
   }
@@ -103,6 +104,20 @@ std::error_code blocking_client::connect() {
   return ec;
 }
 
+object_info blocking_client::inspect(std::string_view name, std::error_code& ec) {
+  return run_blocking<object_info>(loop_->core, loop_->io->get_executor(), ec,
+                                   [name](detail::client_core& core, detail::basic_completion<object_info>& c) {
+                                     detail::start_inspect(core, name, c);
+                                   });
+}
+
+object_info blocking_client::inspect(std::string_view name) {
+  std::error_code ec;
+  object_info info = inspect(name, ec);
+  if (ec) raise(ec, "deadbolt: inspect " + std::string(name));
+  return info;
+}
+
 blocking_lock blocking_client::lock(std::string_view name) {
   return blocking_lock(loop_->core, loop_->io->get_executor(), name);
 }
@@ -131,7 +146,7 @@ blocking_count_down_latch blocking_client::count_down_latch(std::string_view nam
   return blocking_count_down_latch(loop_->core, loop_->io->get_executor(), name, detail::sync_kind::latch);
 }
 
-void blocking_client::on_lease_lost(detail::lease_lost_handler handler) {
+void blocking_client::on_lease_lost(lease_lost_handler handler) {
   asio::post(*loop_->io, [core = loop_->core, h = std::move(handler)]() mutable {
     detail::set_lease_lost_handler(*core, std::move(h));
   });

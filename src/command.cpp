@@ -3,7 +3,7 @@
 
 #include "deadbolt/error.hpp"
 #include "detail/client_core.hpp"
-#include "detail/reply_tree.hpp"
+#include "detail/reply_builder.hpp"
 
 namespace deadbolt {
 
@@ -30,9 +30,9 @@ class command_op final : public request {
   }
   void on_node(const resp::node& n) override { result_.add(n); }
   void on_done(std::error_code ec) override {
-    if (!ec && result_.root().is_error()) ec = server_error_code(result_.root().text);
+    if (!ec && result_.result().is_error()) ec = server_error_code(result_.result().text);
     basic_completion<reply>& done = done_;
-    reply r = std::move(result_.root());
+    reply r = result_.take();
     delete this;
     done.complete(ec, std::move(r));
   }
@@ -40,7 +40,7 @@ class command_op final : public request {
  private:
   std::vector<std::string> args_;
   basic_completion<reply>& done_;
-  reply_tree result_;
+  reply_builder result_;
 };
 
 }  // namespace

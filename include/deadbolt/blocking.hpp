@@ -25,6 +25,7 @@
 #include "deadbolt/detail/sync_engine.hpp"
 #include "deadbolt/detail/wait_ms.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/inspect.hpp"
 
 namespace deadbolt {
 
@@ -59,6 +60,10 @@ class blocking_client {
   /// Waits until the command connection is up (bounded by config::command_timeout).
   std::error_code connect();
 
+  /// What `name` is in Redis, read at one instant (see client::async_inspect and inspect.hpp).
+  object_info inspect(std::string_view name);
+  object_info inspect(std::string_view name, std::error_code& ec);
+
   /// A reentrant lock (Redisson RLock) named `name`.
   blocking_lock lock(std::string_view name);
   /// A fenced lock (Redisson RFencedLock) named `name`: the same lock, and every acquisition returns
@@ -77,7 +82,7 @@ class blocking_client {
   blocking_count_down_latch count_down_latch(std::string_view name);
 
   /// Called on the loop thread whenever a held lock's lease is found lost.
-  void on_lease_lost(detail::lease_lost_handler handler);
+  void on_lease_lost(lease_lost_handler handler);
 
  private:
   struct loop;

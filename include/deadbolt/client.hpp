@@ -14,8 +14,9 @@
 #include "deadbolt/detail/async.hpp"
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/error.hpp"
-#include "deadbolt/fair_lock.hpp"
 #include "deadbolt/expirable_semaphore.hpp"
+#include "deadbolt/fair_lock.hpp"
+#include "deadbolt/inspect.hpp"
 #include "deadbolt/read_write_lock.hpp"
 #include "deadbolt/reentrant_lock.hpp"
 #include "deadbolt/reply.hpp"
@@ -59,6 +60,17 @@ class client {
     return detail::async_run<detail::result_reply>(
         core_, executor_, std::forward<Token>(token),
         [args = std::move(args)](auto& core, auto& c) mutable { return detail::start_command(core, std::move(args), c); });
+  }
+
+  /// What `name` is in Redis: the kind of lock, semaphore or latch, its holders with their hold
+  /// counts, TTL, a fair lock's queue, a semaphore's permits, the fencing token (see inspect.hpp). All
+  /// of the name's keys are read by one script, at one instant; nothing is changed.
+  /// Signature: void(std::error_code, deadbolt::object_info).
+  template <typename Token>
+  auto async_inspect(std::string_view name, Token&& token) {
+    return detail::async_run<detail::result_object_info>(
+        core_, executor_, std::forward<Token>(token),
+        [name = std::string(name)](auto& core, auto& c) { return detail::start_inspect(core, name, c); });
   }
 
   /// A reentrant lock (Redisson RLock) named `name`.
@@ -106,7 +118,7 @@ class client {
 
   /// Called on the client's executor whenever a held lock's lease is found lost: renewal found the
   /// lock gone, or the server could not be reached for a whole lease.
-  void on_lease_lost(detail::lease_lost_handler handler) {
+  void on_lease_lost(lease_lost_handler handler) {
     asio::dispatch(executor_, [core = core_, h = std::move(handler)]() mutable {
       detail::set_lease_lost_handler(*core, std::move(h));
     });

@@ -11,12 +11,11 @@
 
 namespace deadbolt {
 
+class client;
+
 /// A handle to one named latch. Cheap to copy. Awaiting supports per-operation cancellation.
 class count_down_latch : public detail::sync_base {
  public:
-  count_down_latch(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
-      : sync_base(std::move(core), std::move(ex), name, detail::sync_kind::latch) {}
-
   /// Sets the count if the latch does not exist (is not counting). Signature: void(std::error_code, bool set).
   template <typename Token>
   auto async_try_set_count(std::int64_t count_value, Token&& token) {
@@ -51,6 +50,10 @@ class count_down_latch : public detail::sync_base {
   }
 
  private:
+  friend class client;
+  count_down_latch(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
+      : sync_base(std::move(core), std::move(ex), name, detail::sync_kind::latch) {}
+
   template <typename Result, typename Token>
   auto await(std::int64_t wait_ms, Token&& token) {
     detail::sync_args a;

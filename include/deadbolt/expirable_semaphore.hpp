@@ -15,14 +15,13 @@
 
 namespace deadbolt {
 
+class client;
+
 /// A handle to one named permit-expirable semaphore. Cheap to copy. Each acquire takes one permit
 /// and returns its id; release it by that id. Leases: zero means the permit never expires. Expiry is
 /// decided by the clients' wall clocks (as Redisson's): keep hosts NTP-synced.
 class expirable_semaphore : public detail::sync_base {
  public:
-  expirable_semaphore(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
-      : sync_base(std::move(core), std::move(ex), name, detail::sync_kind::expirable) {}
-
   /// Waits as long as it takes for one permit held for `lease`.
   /// Signature: void(std::error_code, deadbolt::permit_id).
   template <typename Token>
@@ -70,6 +69,10 @@ class expirable_semaphore : public detail::sync_base {
   }
 
  private:
+  friend class client;
+  expirable_semaphore(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
+      : sync_base(std::move(core), std::move(ex), name, detail::sync_kind::expirable) {}
+
   template <typename Result, typename Token>
   auto acquire(std::int64_t wait_ms, std::chrono::milliseconds lease, Token&& token) {
     detail::sync_args a;

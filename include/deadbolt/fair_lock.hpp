@@ -1,6 +1,10 @@
 // Redisson's fair lock (RFairLock), wire-compatible: first come, first served across every client.
 #pragma once
 
+#include <memory>
+#include <string_view>
+#include <utility>
+
 #include "deadbolt/reentrant_lock.hpp"
 
 namespace deadbolt {
@@ -16,8 +20,10 @@ namespace deadbolt {
 /// - Queue deadlines use the clients' wall clocks, as Redisson's do: keep hosts NTP-synced.
 /// Operations and leases as reentrant_lock.
 class fair_lock : public detail::flag_lock<detail::lock_kind::fair> {
- public:
-  using flag_lock::flag_lock;
+ private:
+  friend class client;
+  fair_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
+      : flag_lock(std::move(core), std::move(ex), name) {}
 };
 
 }  // namespace deadbolt

@@ -18,8 +18,14 @@
 #include <vector>
 
 #include "deadbolt/detail/async.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_config.hpp"
 #include "deadbolt/reentrant_lock.hpp"
+
+#include <asio/any_io_executor.hpp>
+#include <asio/async_result.hpp>
+#include <asio/cancellation_signal.hpp>
+#include <asio/dispatch.hpp>
+#include <asio/system_executor.hpp>
 
 namespace deadbolt {
 

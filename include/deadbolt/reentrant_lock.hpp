@@ -16,6 +16,8 @@
 
 namespace deadbolt {
 
+class client;
+
 /// Identifies who holds a lock within this client: the second half of the Redis hash field
 /// "<client uuid>:<owner id>". Redisson uses the Java thread id; async code passes its own.
 using owner_id = std::int64_t;
@@ -43,10 +45,6 @@ struct lock_access;  // the composite locks (src/lock/multi_lock.cpp) reach a me
 class lock_base {
  public:
   using executor_type = asio::any_io_executor;
-
-  lock_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, lock_kind kind,
-            const spin_backoff& backoff = {})
-      : core_(std::move(core)), executor_(std::move(ex)), names_(make_lock_names(name, kind, backoff)) {}
 
   const std::string& name() const noexcept { return names_->name; }
   executor_type get_executor() const noexcept { return executor_; }
@@ -96,6 +94,10 @@ class lock_base {
  protected:
   friend struct lock_access;
 
+  lock_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, lock_kind kind,
+            const spin_backoff& backoff = {})
+      : core_(std::move(core)), executor_(std::move(ex)), names_(make_lock_names(name, kind, backoff)) {}
+
   template <typename Result, typename Token, typename Start>
   auto run(Token&& token, Start&& start) {
     return async_run<Result>(core_, executor_, std::forward<Token>(token), std::forward<Start>(start));
@@ -123,10 +125,6 @@ class lock_base {
 template <lock_kind Kind>
 class flag_lock : public lock_base {
  public:
-  flag_lock(std::shared_ptr<client_core> core, executor_type ex, std::string_view name,
-            const spin_backoff& backoff = {})
-      : lock_base(std::move(core), std::move(ex), name, Kind, backoff) {}
-
   /// Waits as long as it takes. Signature: void(std::error_code).
   template <typename Token>
   auto async_lock(owner_id owner, Token&& token) {
@@ -151,6 +149,11 @@ class flag_lock : public lock_base {
     return acquire<result_bool>(owner, wait.count() < 0 ? -1 : wait.count(), lease,
                                 std::forward<Token>(token));
   }
+
+ protected:
+  flag_lock(std::shared_ptr<client_core> core, executor_type ex, std::string_view name,
+            const spin_backoff& backoff = {})
+      : lock_base(std::move(core), std::move(ex), name, Kind, backoff) {}
 };
 
 }  // namespace detail
@@ -164,8 +167,11 @@ class flag_lock : public lock_base {
 /// renews it every third of that until unlock; if renewal finds the lock gone, the client's lease-lost
 /// handler is told.
 class reentrant_lock : public detail::flag_lock<detail::lock_kind::reentrant> {
- public:
-  using flag_lock::flag_lock;
+ private:
+  friend class client;
+  friend struct detail::lock_access;  // a blocking multi lock's members
+  reentrant_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
+      : flag_lock(std::move(core), std::move(ex), name) {}
 };
 
 /// A reentrant lock whose every acquisition (reentrant ones too) returns a fencing token: a number
@@ -174,9 +180,6 @@ class reentrant_lock : public detail::flag_lock<detail::lock_kind::reentrant> {
 /// whose lease lapsed (a long GC pause, a partition) from doing damage.
 class fenced_lock : public detail::lock_base {
  public:
-  fenced_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
-      : lock_base(std::move(core), std::move(ex), name, detail::lock_kind::fenced) {}
-
   /// Waits as long as it takes; `lease` zero means the watchdog.
   /// Signature: void(std::error_code, std::uint64_t token).
   template <typename Token>
@@ -205,6 +208,11 @@ class fenced_lock : public detail::lock_base {
   auto async_token(Token&& token) {
     return query<detail::result_int>(detail::lock_query::fencing_token, 0, std::forward<Token>(token));
   }
+
+ private:
+  friend class client;
+  fenced_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
+      : lock_base(std::move(core), std::move(ex), name, detail::lock_kind::fenced) {}
 };
 
 /// A spin lock (Redisson RSpinLock, docs/protocol.md §5): the reentrant lock's hash and acquire script, so
@@ -214,9 +222,13 @@ class fenced_lock : public detail::lock_base {
 /// PUBLISH is costly (a big cluster's bus) and locks are held briefly. Leases as reentrant_lock.
 class spin_lock : public detail::flag_lock<detail::lock_kind::spin> {
  public:
-  using flag_lock::flag_lock;
-
   const spin_backoff& backoff() const noexcept { return names_->backoff; }
+
+ private:
+  friend class client;
+  spin_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name,
+            const spin_backoff& backoff)
+      : flag_lock(std::move(core), std::move(ex), name, backoff) {}
 };
 
 }  // namespace deadbolt

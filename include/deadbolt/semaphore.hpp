@@ -10,14 +10,13 @@
 
 namespace deadbolt {
 
+class client;
+
 /// A handle to one named semaphore. Cheap to copy. Operations take Asio completion tokens; a waiting
 /// acquire supports per-operation cancellation (a permit taken meanwhile is given back). A missing
 /// key means 0 permits: set them with async_try_set_permits or async_add_permits first.
 class semaphore : public detail::sync_base {
  public:
-  semaphore(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
-      : sync_base(std::move(core), std::move(ex), name, detail::sync_kind::semaphore) {}
-
   /// Takes `permits`, waiting as long as it takes. Signature: void(std::error_code).
   template <typename Token>
   auto async_acquire(std::int64_t permits, Token&& token) {
@@ -60,6 +59,10 @@ class semaphore : public detail::sync_base {
   }
 
  private:
+  friend class client;
+  semaphore(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
+      : sync_base(std::move(core), std::move(ex), name, detail::sync_kind::semaphore) {}
+
   template <typename Result, typename Token>
   auto acquire(std::int64_t permits, std::int64_t wait_ms, Token&& token) {
     detail::sync_args a = count(permits);

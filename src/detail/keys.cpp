@@ -1,6 +1,6 @@
 #include "detail/keys.hpp"
 
-namespace deadbolt::detail {
+namespace deadbolt {
 
 std::string prefix_name(std::string_view prefix, std::string_view name) {
   std::string out(prefix);
@@ -22,4 +22,4 @@ std::string suffix_name(std::string_view name, std::string_view suffix) {
   return out.append(suffix);
 }
 
-}  // namespace deadbolt::detail
+}  // namespace deadbolt

@@ -1,16 +1,17 @@
 // Redisson's key and channel naming (docs/protocol.md §0): every auxiliary key carries the lock name's hash
-// tag so that it lands in the same cluster slot as the bare name.
+// tag so that it lands in the same cluster slot as the bare name. The two helpers are public
+// (deadbolt/key_names.hpp); the library's own names are built here.
 #pragma once
 
 #include <string>
 #include <string_view>
 
+#include "deadbolt/key_names.hpp"
+
 namespace deadbolt::detail {
 
-/// prefixName(p, name): "p:name" when name already has a '{', else "p:{name}".
-std::string prefix_name(std::string_view prefix, std::string_view name);
-/// suffixName(name, s): "name:s" when name already has a '{', else "{name}:s".
-std::string suffix_name(std::string_view name, std::string_view suffix);
+using deadbolt::prefix_name;
+using deadbolt::suffix_name;
 
 /// redisson_lock__channel:{name}
 inline std::string lock_channel(std::string_view name) { return prefix_name("redisson_lock__channel", name); }

@@ -224,7 +224,12 @@ assert len(p['id']) == 32 and p['expires_ms'] > 0 and p['pid'] == '$HOLDER', p" 
     || fail "number text: $(db status --url "$URL" cli-k-number)" || return 1
   rcli rpush cli-k-list x >/dev/null
   kind_is cli-k-list other || return 1
-  rcli del cli-k-number cli-k-list cli-k-sem '{cli-k-sem}:timeout' 'redisson_lock_token:{cli-k-fenced}' >/dev/null
+  # a hash that is not a lock is application data, not a lock with odd holders
+  rcli hset cli-k-hash name alice >/dev/null
+  kind_is cli-k-hash other "assert s['type'] == 'hash' and s['locked'] is False and s['holders'] == [], s" || return 1
+  db status --url "$URL" cli-k-hash | grep -q "cli-k-hash: a hash, not a lock, semaphore or latch" \
+    || fail "foreign hash text: $(db status --url "$URL" cli-k-hash)" || return 1
+  rcli del cli-k-number cli-k-list cli-k-hash cli-k-sem '{cli-k-sem}:timeout' 'redisson_lock_token:{cli-k-fenced}' >/dev/null
 }
 
 # --semaphore N on a semaphore of another size is an error, not a quiet change of N.

@@ -10,7 +10,7 @@
 #include "cluster/slot_map.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/resp/decoder.hpp"
-#include "detail/reply_tree.hpp"
+#include "detail/reply_builder.hpp"
 
 namespace detail = deadbolt::detail;
 using deadbolt::errc;
@@ -20,14 +20,14 @@ namespace {
 // The reply tree of one RESP reply written out as bytes.
 deadbolt::reply parse(std::string_view bytes) {
   deadbolt::resp::decoder d;
-  detail::reply_tree tree;
+  detail::reply_builder tree;
   while (!bytes.empty()) {
     const auto r = d.next(bytes);
     REQUIRE(r.what == deadbolt::resp::parse_result::kind::node);
     tree.add(r.node);
     bytes.remove_prefix(r.consumed);
   }
-  return tree.root();
+  return tree.take();
 }
 
 std::string bulk(std::string_view s) { return "$" + std::to_string(s.size()) + "\r\n" + std::string(s) + "\r\n"; }

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
+#include "deadbolt/port/asio.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 4 || argc > 5) {

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "deadbolt/deadbolt.hpp"
+#include "deadbolt/port/asio.hpp"
 #include "options.hpp"
 
 namespace deadbolt::cli {

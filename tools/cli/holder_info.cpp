@@ -5,7 +5,7 @@
 #include <charconv>
 #include <chrono>
 
-#include "detail/keys.hpp"
+#include "deadbolt/key_names.hpp"
 #include "duration.hpp"
 
 namespace deadbolt::cli {
@@ -29,7 +29,7 @@ void add_field(std::string& out, std::string_view name, std::string_view value) 
 }  // namespace
 
 std::string holder_info_key(std::string_view name, std::string_view holder) {
-  return detail::prefix_name("deadbolt_holder", name) + ":" + std::string(holder);
+  return deadbolt::prefix_name("deadbolt_holder", name) + ":" + std::string(holder);
 }
 
 std::string encode_holder_info(const std::vector<std::string>& command) {

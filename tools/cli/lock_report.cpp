@@ -28,117 +28,133 @@ std::string hex(const std::string& bytes) {
   return out;
 }
 
-std::string ttl_text(long long ttl_ms) {
-  if (ttl_ms >= 0) return ", ttl " + format_duration(std::chrono::milliseconds(ttl_ms));
-  return ttl_ms == -1 ? ", no ttl" : "";
+std::string ttl_text(std::chrono::milliseconds ttl) {
+  if (ttl.count() >= 0) return ", ttl " + format_duration(ttl);
+  return ttl.count() == -1 ? ", no ttl" : "";
+}
+
+const holder_info* info_of(const lock_state& s, const std::string& holder) {
+  const auto it = s.infos.find(holder);
+  return it == s.infos.end() ? nullptr : &it->second;
 }
 
 void print_holders(const lock_state& s) {
-  for (const auto& h : s.holders) {
-    if (s.has_permits) {
-      std::printf("  permit %s", h.field.c_str());
-      if (!h.expires_ms) std::printf("  never expires");
-      else if (*h.expires_ms <= now_ms()) std::printf("  expired");
-      else std::printf("  expires in %s", format_duration(std::chrono::milliseconds(*h.expires_ms - now_ms())).c_str());
-    } else {
-      std::printf("  holder %s  holds %lld", shown(h.field).c_str(), static_cast<long long>(h.count));
-    }
-    if (h.info) std::printf("  (%s)", shown(describe(*h.info)).c_str());
+  const deadbolt::object_info& o = s.object;
+  for (const auto& p : o.permits) {
+    std::printf("  permit %s", p.id.hex().c_str());
+    if (!p.expires_ms) std::printf("  never expires");
+    else if (*p.expires_ms <= now_ms()) std::printf("  expired");
+    else std::printf("  expires in %s", format_duration(std::chrono::milliseconds(*p.expires_ms - now_ms())).c_str());
+    if (const holder_info* info = info_of(s, p.id.hex())) std::printf("  (%s)", shown(describe(*info)).c_str());
     std::printf("\n");
   }
+  for (const auto& h : o.holders) {
+    std::printf("  holder %s  holds %lld", shown(h.owner).c_str(), static_cast<long long>(h.count));
+    if (const holder_info* info = info_of(s, h.owner)) std::printf("  (%s)", shown(describe(*info)).c_str());
+    std::printf("\n");
+  }
+}
+
+void add_info(json& out, const holder_info* info) {
+  if (!info) return;
+  out.key("host").string(info->host);
+  out.key("pid").string(info->pid);
+  out.key("command").string(info->command);
+  out.key("since_ms").number(info->since_ms);
 }
 
 }  // namespace
 
-std::string kind_of(const lock_state& s) {
-  if (s.type == "hash") {
-    if (!s.mode.empty()) return "read_write_lock";
-    if (!s.queue.empty()) return "fair_lock";
-    return s.token ? "fenced_lock" : "lock";
-  }
-  if (s.type == "string") return s.has_permits ? "expirable_semaphore" : "semaphore_or_latch";
-  if (s.type == "none") {
-    if (!s.queue.empty()) return "fair_lock";
-    if (s.token) return "fenced_lock";
-    return "none";
-  }
-  return "other";
-}
-
 void print_text(const std::string& name, const lock_state& s) {
-  const std::string kind = kind_of(s), n = shown(name);
-  if (kind == "none") {
-    std::printf("%s: not locked\n", n.c_str());
-  } else if (s.type == "none") {
-    std::printf("%s: %s, not locked\n", n.c_str(), kind == "fair_lock" ? "fair lock" : "fenced lock");
-  } else if (s.type == "hash") {
-    const char* what = kind == "read_write_lock" ? "read/write lock"
-                       : kind == "fair_lock"     ? "fair lock"
-                       : kind == "fenced_lock"   ? "fenced lock"
-                                                 : "lock";
-    std::printf("%s: %s, locked%s%s%s\n", n.c_str(), what, s.mode.empty() ? "" : " for ", s.mode.c_str(),
-                ttl_text(s.ttl_ms).c_str());
-    print_holders(s);
-  } else if (kind == "expirable_semaphore") {
-    std::printf("%s: permit-expirable semaphore, %s available, %zu acquired%s\n", n.c_str(), shown(s.value).c_str(),
-                s.holders.size(), ttl_text(s.ttl_ms).c_str());
-    print_holders(s);
-  } else if (kind == "semaphore_or_latch") {
-    std::printf("%s: semaphore with %s permits available, or count-down latch at %s (the data does not say "
-                "which)%s\n",
-                n.c_str(), shown(s.value).c_str(), shown(s.value).c_str(), ttl_text(s.ttl_ms).c_str());
-  } else {
-    std::printf("%s: a %s, not a lock, semaphore or latch\n", n.c_str(), s.type.c_str());
+  const deadbolt::object_info& o = s.object;
+  const std::string n = shown(name);
+  const std::string value = o.value ? std::to_string(*o.value) : "0";
+  switch (o.kind) {
+    case deadbolt::object_kind::none:
+      std::printf("%s: not locked\n", n.c_str());
+      break;
+    case deadbolt::object_kind::lock:
+    case deadbolt::object_kind::fenced_lock:
+    case deadbolt::object_kind::fair_lock:
+    case deadbolt::object_kind::read_write_lock: {
+      const char* what = o.kind == deadbolt::object_kind::read_write_lock ? "read/write lock"
+                         : o.kind == deadbolt::object_kind::fair_lock     ? "fair lock"
+                         : o.kind == deadbolt::object_kind::fenced_lock   ? "fenced lock"
+                                                                          : "lock";
+      if (!o.locked()) {
+        std::printf("%s: %s, not locked\n", n.c_str(), what);
+        break;
+      }
+      std::printf("%s: %s, locked%s%s%s\n", n.c_str(), what, o.mode.empty() ? "" : " for ", o.mode.c_str(),
+                  ttl_text(o.ttl).c_str());
+      print_holders(s);
+      break;
+    }
+    case deadbolt::object_kind::expirable_semaphore:
+      std::printf("%s: permit-expirable semaphore, %s available, %zu acquired%s\n", n.c_str(), value.c_str(),
+                  o.permit_count, ttl_text(o.ttl).c_str());
+      print_holders(s);
+      break;
+    case deadbolt::object_kind::semaphore_or_latch:
+      std::printf("%s: semaphore with %s permits available, or count-down latch at %s (the data does not say "
+                  "which)%s\n",
+                  n.c_str(), value.c_str(), value.c_str(), ttl_text(o.ttl).c_str());
+      break;
+    case deadbolt::object_kind::other:
+      std::printf("%s: a %s, not a lock, semaphore or latch\n", n.c_str(), shown(o.redis_type).c_str());
+      break;
   }
-  if (!s.queue.empty()) {
+  if (!o.queue.empty()) {
     std::printf("  queue:");
-    for (const auto& q : s.queue) std::printf(" %s", shown(q).c_str());
+    for (const auto& q : o.queue) std::printf(" %s", shown(q.owner).c_str());
     std::printf("\n");
   }
-  if (s.token) std::printf("  fencing token: %lld\n", static_cast<long long>(*s.token));
+  if (o.fencing_token) std::printf("  fencing token: %llu\n", static_cast<unsigned long long>(*o.fencing_token));
 }
 
 void print_json(const std::string& name, const lock_state& s) {
+  const deadbolt::object_info& o = s.object;
+  const bool has_permits = o.kind == deadbolt::object_kind::expirable_semaphore;
   json out;
   out.begin_object();
   out.key("name").string(name);
   if (!valid_utf8(name)) out.key("name_hex").string(hex(name));
-  out.key("kind").string(kind_of(s));
-  out.key("type").string(s.type);
-  out.key("locked").boolean(s.type == "hash");
+  out.key("kind").string(deadbolt::to_string(o.kind));
+  out.key("type").string(o.redis_type);
+  out.key("locked").boolean(o.locked());
   out.key("mode");
-  if (s.mode.empty()) out.null(); else out.string(s.mode);
-  out.key("ttl_ms").number(s.ttl_ms);
-  out.key(s.has_permits ? "permits" : "holders").begin_array();
-  for (const auto& h : s.holders) {
+  if (o.mode.empty()) out.null(); else out.string(o.mode);
+  out.key("ttl_ms").number(static_cast<std::int64_t>(o.ttl.count()));
+  out.key("holders").begin_array();
+  for (const auto& h : o.holders) {
     out.begin_object();
-    if (s.has_permits) {
-      out.key("id").string(h.field);
-      out.key("expires_ms");
-      if (h.expires_ms) out.number(*h.expires_ms); else out.null();
-    } else {
-      // "<36-char client uuid>:<owner id>[:write]"
-      out.key("field").string(h.field);
-      out.key("client").string(h.field.substr(0, 36));
-      out.key("owner").string(h.field.size() > 37 ? h.field.substr(37) : "");
-      out.key("count").number(h.count);
-    }
-    if (h.info) {
-      out.key("host").string(h.info->host);
-      out.key("pid").string(h.info->pid);
-      out.key("command").string(h.info->command);
-      out.key("since_ms").number(h.info->since_ms);
-    }
+    // "<36-char client uuid>:<owner id>[:write]"
+    out.key("field").string(h.owner);
+    out.key("client").string(h.owner.substr(0, 36));
+    out.key("owner").string(h.owner.size() > 37 ? h.owner.substr(37) : "");
+    out.key("count").number(h.count);
+    add_info(out, info_of(s, h.owner));
     out.end_object();
   }
   out.end_array();
-  if (s.has_permits) out.key("holders").begin_array().end_array();
+  if (has_permits) {
+    out.key("permits").begin_array();
+    for (const auto& p : o.permits) {
+      out.begin_object();
+      out.key("id").string(p.id.hex());
+      out.key("expires_ms");
+      if (p.expires_ms) out.number(*p.expires_ms); else out.null();
+      add_info(out, info_of(s, p.id.hex()));
+      out.end_object();
+    }
+    out.end_array();
+  }
   out.key("queue").begin_array();
-  for (const auto& q : s.queue) out.string(q);
+  for (const auto& q : o.queue) out.string(q.owner);
   out.end_array();
   out.key("fencing_token");
-  if (s.token) out.number(*s.token); else out.null();
-  if (s.type == "string") out.key("value").string(s.value);
+  if (o.fencing_token) out.number(static_cast<std::int64_t>(*o.fencing_token)); else out.null();
+  if (o.value) out.key("value").string(std::to_string(*o.value));
   out.end_object();
   std::printf("%s\n", out.text().c_str());
 }

@@ -7,8 +7,6 @@
 #include <optional>
 #include <string>
 
-#include "detail/keys.hpp"
-
 #include "child_process.hpp"
 #include "commands.hpp"
 #include "connect.hpp"
@@ -25,11 +23,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using clock = std::chrono::steady_clock;
-
-// Reads a semaphore's available and acquired permits at one instant (a permit moves between the two
-// atomically, so two separate reads could count it twice or not at all).
-constexpr const char* read_permits_script =
-    "return {tonumber(redis.call('get', KEYS[1]) or '0') or -1, redis.call('zcard', KEYS[2])}";
 
 class runner {
  public:
@@ -114,29 +107,27 @@ class runner {
         verbose("created semaphore %s with %lld permits", o_.name.c_str(), static_cast<long long>(o_.permits));
         return take_one_permit(wait, acquired);
       }
-      client_.async_command({"EVAL", read_permits_script, "2", o_.name, permits_key()},
-                            [this, wait, acquired](std::error_code cec, deadbolt::reply counts) {
-                              if (cec) return acquired(cec, std::nullopt);
-                              const auto available = counts.elements.size() == 2 ? counts.elements[0].as_int() : std::nullopt;
-                              const auto taken = counts.elements.size() == 2 ? counts.elements[1].as_int() : std::nullopt;
-                              if (!available || !taken || *available < 0) {
-                                std::fprintf(stderr, "deadbolt: %s is not a semaphore (its value is not a number)\n", o_.name.c_str());
-                                return finish(exit_failure);
-                              }
-                              if (*available + *taken != o_.permits) {
-                                std::fprintf(stderr,
-                                             "deadbolt: %s is a semaphore of %lld permits, not %lld: use --semaphore %lld, "
-                                             "or delete it to start over\n",
-                                             o_.name.c_str(), static_cast<long long>(*available + *taken),
-                                             static_cast<long long>(o_.permits), static_cast<long long>(*available + *taken));
-                                return finish(exit_failure);
-                              }
-                              take_one_permit(wait, acquired);
-                            });
+      // inspect() reads the available and the acquired permits at one instant (a permit moves between
+      // the two atomically, so two separate reads could count it twice or not at all).
+      client_.async_inspect(o_.name, [this, wait, acquired](std::error_code iec, deadbolt::object_info info) {
+        if (iec) return acquired(iec, std::nullopt);
+        if (info.kind != deadbolt::object_kind::semaphore_or_latch &&
+            info.kind != deadbolt::object_kind::expirable_semaphore) {
+          std::fprintf(stderr, "deadbolt: %s is not a semaphore (its value is not a number)\n", o_.name.c_str());
+          return finish(exit_failure);
+        }
+        const long long size = static_cast<long long>(info.value.value_or(0)) + static_cast<long long>(info.permit_count);
+        if (size != o_.permits) {
+          std::fprintf(stderr,
+                       "deadbolt: %s is a semaphore of %lld permits, not %lld: use --semaphore %lld, "
+                       "or delete it to start over\n",
+                       o_.name.c_str(), size, static_cast<long long>(o_.permits), size);
+          return finish(exit_failure);
+        }
+        take_one_permit(wait, acquired);
+      });
     });
   }
-
-  std::string permits_key() const { return detail::suffix_name(o_.name, "timeout"); }
 
   template <typename Acquired>
   void take_one_permit(milliseconds wait, Acquired acquired) {
@@ -192,26 +183,21 @@ class runner {
     status_timer_.expires_after(milliseconds(250));
     status_timer_.async_wait([this](std::error_code ec) {
       if (ec || acquired_) return;
-      client_.async_command({"PTTL", o_.name}, [this](std::error_code, deadbolt::reply ttl) {
-        if (o_.mode == lock_mode::semaphore) return status_shown(ttl, "");
-        client_.async_command({"HGETALL", o_.name}, [this, ttl](std::error_code, deadbolt::reply fields) {
-          std::string holder;
-          for (std::size_t i = 0; i + 1 < fields.elements.size() && holder.empty(); i += 2) {
-            if (fields.elements[i].text != "mode") holder = fields.elements[i].text;
-          }
-          if (holder.empty()) return status_shown(ttl, "");
-          client_.async_command({"GET", holder_info_key(o_.name, holder)}, [this, ttl, holder](std::error_code, deadbolt::reply info) {
-            const auto decoded = info.is_null() ? std::nullopt : decode_holder_info(info.text);
-            status_shown(ttl, decoded ? describe(*decoded) : holder);
-          });
+      client_.async_inspect(o_.name, [this](std::error_code, deadbolt::object_info info) {
+        const long long ttl = info.ttl.count();
+        if (o_.mode == lock_mode::semaphore || info.holders.empty()) return status_shown(ttl, "");
+        const std::string holder = info.holders.front().owner;
+        client_.async_command({"GET", holder_info_key(o_.name, holder)}, [this, ttl, holder](std::error_code, deadbolt::reply r) {
+          const auto decoded = r.is_null() ? std::nullopt : decode_holder_info(r.text);
+          status_shown(ttl, decoded ? describe(*decoded) : holder);
         });
       });
     });
   }
 
-  void status_shown(const deadbolt::reply& ttl, const std::string& holder) {
+  void status_shown(long long ttl_ms, const std::string& holder) {
     if (acquired_ || finished_) return;
-    status_.show(o_.name, holder, ttl.as_int().value_or(-2), clock::now() - started_waiting_);
+    status_.show(o_.name, holder, ttl_ms, clock::now() - started_waiting_);
     show_status();
   }
 

@@ -12,8 +12,17 @@
 #include <type_traits>
 #include <utility>
 
+#include "deadbolt/port/asio_config.hpp"
+
+#include <asio/any_io_executor.hpp>
+#include <asio/associated_allocator.hpp>
+#include <asio/associated_cancellation_slot.hpp>
+#include <asio/associated_executor.hpp>
+#include <asio/async_result.hpp>
+#include <asio/cancellation_type.hpp>
+#include <asio/dispatch.hpp>
+
 #include "deadbolt/detail/block_cache.hpp"
-#include "deadbolt/port/asio.hpp"
 
 namespace deadbolt::detail {
 

@@ -12,8 +12,17 @@
 
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/async.hpp"
+#include "deadbolt/inspect.hpp"
 #include "deadbolt/reply.hpp"
 #include "deadbolt/spin_backoff.hpp"
+
+namespace deadbolt {
+
+/// What client::on_lease_lost and blocking_client::on_lease_lost call: the lock's name and the owner
+/// whose lease was found lost.
+using lease_lost_handler = std::function<void(std::string_view lock_name, std::int64_t owner)>;
+
+}  // namespace deadbolt
 
 namespace deadbolt::detail {
 
@@ -45,7 +54,7 @@ void shutdown(client_core& core);
 std::error_code config_error(const client_core& core);
 const std::string& client_id(const client_core& core);
 
-using lease_lost_handler = std::function<void(std::string_view lock_name, std::int64_t owner)>;
+using lease_lost_handler = deadbolt::lease_lost_handler;
 /// Called on the client's executor when a held lock's lease is found lost.
 void set_lease_lost_handler(client_core& core, lease_lost_handler handler);
 
@@ -59,6 +68,16 @@ struct result_reply {
   using signature = void(std::error_code, reply);
   template <typename H>
   static void call(H& h, std::error_code ec, reply r) { std::move(h)(ec, std::move(r)); }
+};
+
+/// Reads every key of `name` with one script (lua/inspect.lua) and says what they are.
+op_ref start_inspect(client_core& core, std::string_view name, basic_completion<object_info>& done);
+
+struct result_object_info {
+  using value_type = object_info;
+  using signature = void(std::error_code, object_info);
+  template <typename H>
+  static void call(H& h, std::error_code ec, object_info info) { std::move(h)(ec, std::move(info)); }
 };
 
 /// wait_ms: < 0 waits forever, 0 does not wait. lease_ms: 0 means the watchdog lease.

@@ -77,13 +77,13 @@ class sync_base {
  public:
   using executor_type = asio::any_io_executor;
 
-  sync_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, sync_kind kind)
-      : core_(std::move(core)), executor_(std::move(ex)), names_(make_sync_names(name, kind)) {}
-
   const std::string& name() const noexcept { return names_->name; }
   executor_type get_executor() const noexcept { return executor_; }
 
  protected:
+  sync_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, sync_kind kind)
+      : core_(std::move(core)), executor_(std::move(ex)), names_(make_sync_names(name, kind)) {}
+
   template <typename Result, typename Token>
   auto run(sync_call call, const sync_args& args, Token&& token) {
     return async_run<Result>(core_, executor_, std::forward<Token>(token),

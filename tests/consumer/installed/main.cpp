@@ -10,6 +10,8 @@
 #include <deadbolt/port/hooks.hpp>
 #include <deadbolt/resp/decoder.hpp>
 
+#include <asio.hpp>  // deadbolt's headers include only the Asio parts they use
+
 #ifndef DEADBOLT_CONSUMER
 #define DEADBOLT_CONSUMER "pkg-config"
 #endif

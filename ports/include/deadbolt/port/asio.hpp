@@ -1,20 +1,7 @@
-// Include Asio through this header. In builds without exceptions (ASIO_NO_EXCEPTIONS) Asio calls
-// asio::detail::throw_exception and leaves its definition to the application: the port ends the
-// process with the exception's message. deadbolt itself uses the error_code overloads, which never
-// reach it.
+// All of Asio, for deadbolt's sources, tests and tools: include it through this header (see
+// asio_config.hpp for builds without exceptions).
 #pragma once
 
-#if defined(ASIO_NO_EXCEPTIONS)
-#include <asio/detail/throw_exception.hpp>
-
-#include "deadbolt/port/hooks.hpp"
-
-namespace asio::detail {
-template <typename Exception>
-void throw_exception(const Exception& e) {
-  deadbolt::port::fatal(e.what());
-}
-}  // namespace asio::detail
-#endif
+#include "deadbolt/port/asio_config.hpp"
 
 #include <asio.hpp>
