@@ -360,7 +360,13 @@ class multi_unlock_op : public std::enable_shared_from_this<multi_unlock_op> {
       }
       if (!first && !any_released) first = errc::not_owner;
     }
-    done_(first, std::move(each_));
+    // Let go of the members before the caller hears back (Asio's rule for composed operations): the
+    // caller may then destroy their clients and io_contexts, which must not find a member still held
+    // by this operation on another thread.
+    auto done = std::move(done_);
+    auto each = std::move(each_);
+    m_.reset();
+    done(first, std::move(each));
   }
 
   std::shared_ptr<multi_core> m_;
