@@ -118,7 +118,8 @@ std::error_code parse_url(std::string_view url, endpoint& out) {
     out = std::move(ep);
     return {};
   }
-  if (scheme != "redis") return errc::invalid_url;  // rediss:// (TLS) is not built yet
+  const bool cluster = scheme == "redis+cluster";
+  if (scheme != "redis" && !cluster) return errc::invalid_url;  // rediss:// (TLS) is not built yet
 
   if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
     if (!parse_credentials(rest.substr(0, at), ep)) return errc::invalid_url;
@@ -129,7 +130,24 @@ std::error_code parse_url(std::string_view url, endpoint& out) {
     db = rest.substr(slash + 1);
     rest = rest.substr(0, slash);
   }
-  if (!parse_host_port(rest, ep) || !parse_database(db, ep)) return errc::invalid_url;
+  if (!parse_database(db, ep)) return errc::invalid_url;
+  if (!cluster) {
+    if (!parse_host_port(rest, ep)) return errc::invalid_url;
+    out = std::move(ep);
+    return {};
+  }
+  // A cluster has database 0 only; the seeds are comma-separated.
+  if (ep.database != 0) return errc::invalid_url;
+  while (true) {
+    const auto comma = rest.find(',');
+    endpoint one;
+    if (!parse_host_port(rest.substr(0, comma), one)) return errc::invalid_url;
+    ep.cluster_seeds.push_back({one.host, one.port});
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  ep.host = ep.cluster_seeds.front().host;
+  ep.port = ep.cluster_seeds.front().port;
   out = std::move(ep);
   return {};
 }
@@ -139,13 +157,18 @@ std::error_code config::validate(endpoint& ep) const {
   if (ep.kind == endpoint::transport::tcp && !port::resolves_host_names()) {
     std::error_code not_numeric;
     asio::ip::make_address(ep.host, not_numeric);
+    for (const auto& s : ep.cluster_seeds) {
+      if (!not_numeric) asio::ip::make_address(s.host, not_numeric);
+    }
     if (not_numeric) return errc::no_resolver;
   }
+  if (ep.cluster_seeds.size() > max_cluster_nodes) return errc::invalid_config;
   using std::chrono::milliseconds;
   const bool ok = connect_timeout > milliseconds(0) && command_timeout > milliseconds(0) &&
                   watchdog_timeout >= milliseconds(30) && fair_wait_timeout > milliseconds(0) && reconnect_min > milliseconds(0) &&
                   reconnect_max >= reconnect_min && max_channels > 0 && max_waiters > 0 &&
-                  max_held_locks > 0 && reply_limits.max_bulk_length >= 512 &&
+                  max_held_locks > 0 && max_cluster_nodes > 0 && max_cluster_nodes < 0xFFFF &&
+                  reply_limits.max_bulk_length >= 512 &&
                   reply_limits.max_depth >= 2 && reply_limits.max_elements >= 16 &&
                   client_name.find_first_of(" \r\n") == std::string::npos;
   return ok ? std::error_code() : make_error_code(errc::invalid_config);

@@ -35,6 +35,10 @@ class category final : public std::error_category {
       case errc::server_busy: return "the server is loading its dataset or busy running a script";
       case errc::would_deadlock:
         return "blocking call made on the client's own event-loop thread (from a handler): it would wait for itself";
+      case errc::node_table_full: return "Redis Cluster: config::max_cluster_nodes nodes are already known";
+      case errc::cluster_down:
+        return "Redis Cluster: no node served the key's slot in time (CLUSTERDOWN, TRYAGAIN or no layout)";
+      case errc::redirect_loop: return "Redis Cluster: the nodes kept redirecting the command to each other";
     }
     return "unknown deadbolt error";
   }

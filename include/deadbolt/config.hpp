@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "deadbolt/resp/limits.hpp"
 
@@ -15,8 +16,16 @@ namespace deadbolt {
 /// Where the server is and how to log in, parsed from a URL:
 ///   redis://[user[:password]@]host[:port][/db]     (host may be [ipv6])
 ///   unix://[user[:password]@]/path/to/socket[?db=N]
+///   redis+cluster://[user[:password]@]host[:port][,host[:port]...][/]   Redis Cluster: seed nodes
+///                                                  (any of its nodes; the layout is asked of them)
 /// User and password may be percent-encoded. A password without a user logs in as "default".
 struct endpoint {
+  /// One node named in a cluster URL.
+  struct seed {
+    std::string host;
+    std::uint16_t port = 6379;
+  };
+
   enum class transport { tcp, unix_socket };
   transport kind = transport::tcp;
   std::string host = "127.0.0.1";
@@ -25,7 +34,10 @@ struct endpoint {
   std::string user;
   std::string password;
   int database = 0;
+  /// redis+cluster:// : every seed node, in the URL's order (the first is also host and port).
+  std::vector<seed> cluster_seeds;
 
+  bool is_cluster() const noexcept { return !cluster_seeds.empty(); }
   /// "host:port" or the socket path, for messages.
   std::string describe() const;
 };
@@ -55,6 +67,8 @@ struct config {
   std::size_t max_channels = 256;    ///< distinct channels subscribed at once
   std::size_t max_waiters = 256;     ///< callers waiting for a lock at once
   std::size_t max_held_locks = 1024; ///< locks held under the watchdog at once
+  /// Redis Cluster: the nodes (masters, and the seeds) the client keeps connections to at most.
+  std::size_t max_cluster_nodes = 16;
   /// Bounds on replies; the read buffer is sized from max_bulk_length.
   resp::limits reply_limits{};
 

@@ -31,6 +31,9 @@ enum class errc {
   no_resolver,          ///< the URL names a host, but this build resolves none (DEADBOLT_SYSTEM_RESOLVER=OFF)
   server_busy,          ///< the server is loading its dataset or running a script (LOADING, BUSY); waits ride it out
   would_deadlock,       ///< a blocking call made on the client's own event-loop thread (from a handler)
+  node_table_full,      ///< Redis Cluster: config::max_cluster_nodes nodes are already known
+  cluster_down,         ///< Redis Cluster: no node served the key's slot (CLUSTERDOWN, TRYAGAIN, no layout) in time
+  redirect_loop,        ///< Redis Cluster: the nodes kept redirecting the command to each other
 };
 
 const std::error_category& deadbolt_category() noexcept;

@@ -30,7 +30,7 @@ class connection_listener {
   ~connection_listener() = default;
 };
 
-class connection : public std::enable_shared_from_this<connection>, private address_sink {
+class connection final : public std::enable_shared_from_this<connection>, private address_sink {
  public:
   enum class role { command, subscriber };
 
@@ -60,6 +60,8 @@ class connection : public std::enable_shared_from_this<connection>, private addr
 
   void set_listener(connection_listener* l) noexcept { listener_ = l; }
   void set_push_handler(push_handler* h) noexcept { push_ = h; }
+  /// Cluster: redirections go to `h` (see pipeline::set_redirect_handler).
+  void set_redirect_handler(redirect_handler* h) noexcept { pipeline_.set_redirect_handler(h); }
   /// The RESP version the server agreed to (3 after HELLO 3, else 2).
   int protocol() const noexcept { return session_.protocol(); }
 

@@ -1,5 +1,7 @@
 #include "detail/single_node.hpp"
 
+#include "cluster/cluster_topology.hpp"
+
 namespace deadbolt::detail {
 
 single_node::single_node(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
@@ -35,6 +37,7 @@ void single_node::close() {
 }
 
 std::unique_ptr<topology> make_topology(const asio::any_io_executor& ex, const endpoint& ep, const config& cfg) {
+  if (ep.is_cluster()) return std::make_unique<cluster_topology>(ex, ep, cfg);
   return std::make_unique<single_node>(ex, ep, cfg);
 }
 

@@ -26,8 +26,12 @@ class subscriber::command final : public request {
 };
 
 subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
+    : subscriber(ex, ep, std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep)}), cfg) {}
+
+subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, std::unique_ptr<address_source> addresses,
+                       const config& cfg)
     : executor_(ex),
-      connection_(std::make_shared<connection>(ex, ep, cfg, connection::role::subscriber)),
+      connection_(std::make_shared<connection>(ex, ep, std::move(addresses), cfg, connection::role::subscriber)),
       channels_(cfg.max_channels),
       sweep_timer_(ex) {
   slots_.reserve(cfg.max_waiters);

@@ -49,6 +49,9 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
                          private push_handler {
  public:
   subscriber(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
+  /// Connects where `addresses` says (a cluster's nodes in turn), logging in with `ep`'s credentials.
+  subscriber(asio::any_io_executor ex, const endpoint& ep, std::unique_ptr<address_source> addresses,
+             const config& cfg);
   ~subscriber();
 
   /// Parks `w` on `channel` for at most `timeout`. Fails (without parking) with waiter_table_full or

@@ -44,9 +44,9 @@ TEST_CASE("hash slots: CRC16/XMODEM of the hash tag, as CLUSTER KEYSLOT answers"
       {"{", 4092},            {"{}", 15257},           {"{a}{b}", 15495},
       {"}{x}", 16287},        {"a{b", 13340},          {"\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87", 10303},
   };
-  for (const auto& [key, slot] : cases) {
-    INFO(key);
-    CHECK(detail::key_slot(key) == slot);
+  for (const auto& c : cases) {
+    INFO(c.first);
+    CHECK(detail::key_slot(c.first) == c.second);
   }
   CHECK(detail::hash_tag("foo{bar}{zap}") == "bar");
   CHECK(detail::hash_tag("foo{}{bar}") == "foo{}{bar}");

@@ -650,4 +650,7 @@ TEST_CASE("an ASK resend writes ASKING right before the command and its answer r
   p.connection_lost(errc::outcome_unknown);
   p.end_handshake();
   CHECK(write(p) == cmd("ASKING") + cmd("GET", "r"));
+  REQUIRE_FALSE(feed(p, in, "+OK\r\n$1\r\nx\r\n"));
+  CHECK(again.done == 1);
+  CHECK(again.nodes.size() == 1);
 }

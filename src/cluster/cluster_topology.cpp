@@ -1,0 +1,265 @@
+#include "cluster/cluster_topology.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "cluster/redirect.hpp"
+#include "deadbolt/error.hpp"
+#include "deadbolt/port/hooks.hpp"
+#include "detail/address_source.hpp"
+#include "detail/reply_builder.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::chrono::milliseconds park_tick{100};  // retry of parked requests, refresh of the layout
+
+server_address seed_address(const endpoint::seed& s) {
+  endpoint one;
+  one.host = s.host;
+  one.port = s.port;
+  return address_of(one);
+}
+
+}  // namespace
+
+// One node: its command connection, and what it tells the topology (redirections, a lost connection).
+struct cluster_topology::node final : redirect_handler, connection_listener {
+  node(cluster_topology& owner, std::uint16_t index, server_address where)
+      : owner(owner), index(index), address(std::move(where)) {}
+
+  void on_redirect(request& r, std::string_view error_text) override { owner.redirected(*this, r, error_text); }
+  void on_connected() override {}
+  void on_disconnected(std::error_code) override { owner.refresh(); }  // a failover may have begun
+
+  cluster_topology& owner;
+  std::uint16_t index;
+  server_address address;
+  std::shared_ptr<connection> commands;
+  bool started = false;
+};
+
+// CLUSTER SHARDS (or SLOTS), its whole reply kept as a tree.
+class cluster_topology::layout_query final : public request {
+ public:
+  explicit layout_query(cluster_topology& owner) : owner_(owner) {}
+
+  void prepare(bool shards, const node& asked) {
+    shards_ = shards;
+    asked_ = &asked;
+    answer_.take();
+  }
+  void encode(resp::encoder& e) override { e.command("CLUSTER", shards_ ? "SHARDS" : "SLOTS"); }
+  void on_node(const resp::node& n) override { answer_.add(n); }
+  void on_done(std::error_code ec) override { owner_.layout_answered(ec, answer_.result(), *asked_); }
+
+ private:
+  cluster_topology& owner_;
+  bool shards_ = true;
+  const node* asked_ = nullptr;
+  reply_builder answer_;
+};
+
+cluster_topology::cluster_topology(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
+    : executor_(std::move(ex)),
+      ep_(ep),
+      cfg_(cfg),
+      slots_(std::make_unique<slot_table>()),
+      layout_(std::make_unique<layout_query>(*this)),
+      park_timer_(executor_) {
+  nodes_.reserve(cfg_.max_cluster_nodes);
+  for (const auto& s : ep_.cluster_seeds) {
+    seeds_.push_back(seed_address(s));
+    node_for(seeds_.back());  // config::validate() bounds the seeds by max_cluster_nodes
+  }
+}
+
+cluster_topology::~cluster_topology() { close(); }
+
+cluster_topology::node* cluster_topology::node_for(const server_address& where) {
+  for (auto& n : nodes_) {
+    if (n->address == where) return n.get();
+  }
+  if (nodes_.size() >= cfg_.max_cluster_nodes) return nullptr;
+  auto n = std::make_unique<node>(*this, static_cast<std::uint16_t>(nodes_.size()), where);
+  n->commands = std::make_shared<connection>(executor_, ep_,
+                                             std::make_unique<static_addresses>(std::vector<server_address>{where}),
+                                             cfg_, connection::role::command);
+  n->commands->set_redirect_handler(n.get());
+  n->commands->set_listener(n.get());
+  nodes_.push_back(std::move(n));
+  return nodes_.back().get();
+}
+
+void cluster_topology::submit(request& r) {
+  if (closed_) {
+    asio::post(executor_, [&r] { r.on_done(errc::shutting_down); });
+    return;
+  }
+  r.asking = false;
+  r.redirects = 0;
+  r.deadline_ns = 0;
+  route(r);
+}
+
+void cluster_topology::route(request& r) {
+  std::uint16_t index = slot_table::no_node;
+  if (layout_known_) index = slots_->node_of(r.route_key.empty() ? 0 : key_slot(r.route_key));
+  if (index == slot_table::no_node) return park(r);
+  send(*nodes_[index], r);
+}
+
+void cluster_topology::send(node& n, request& r) {
+  if (!n.started) {
+    n.started = true;
+    n.commands->start();
+  }
+  n.commands->submit(r);
+}
+
+void cluster_topology::park(request& r) {
+  if (r.deadline_ns == 0) {
+    r.deadline_ns = port::monotonic_ns() + std::chrono::nanoseconds(cfg_.command_timeout).count();
+  }
+  parked_.push_back(r);
+  refresh();
+  arm_park_timer();
+}
+
+void cluster_topology::arm_park_timer() {
+  if (park_timer_armed_ || closed_) return;
+  park_timer_armed_ = true;
+  park_timer_.expires_after(park_tick);
+  park_timer_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](std::error_code) {
+    if (alive.expired()) return;
+    park_timer_armed_ = false;
+    on_park_timer();
+  });
+}
+
+void cluster_topology::on_park_timer() {
+  if (closed_) return;
+  const std::int64_t now = port::monotonic_ns();
+  request_queue retry;
+  retry.splice_back(parked_);
+  while (request* r = retry.pop_front()) {
+    if (now >= r->deadline_ns) {
+      // Never routed: the layout never came, or no node served the slot, or the cluster said "not now".
+      r->on_done(!layout_known_ && last_refresh_error_ ? last_refresh_error_ : make_error_code(errc::cluster_down));
+      continue;
+    }
+    std::uint16_t index = slot_table::no_node;
+    if (layout_known_) index = slots_->node_of(r->route_key.empty() ? 0 : key_slot(r->route_key));
+    if (index == slot_table::no_node) {
+      parked_.push_back(*r);
+    } else {
+      send(*nodes_[index], *r);
+    }
+  }
+  if (!parked_.empty()) {
+    refresh();
+    arm_park_timer();
+  }
+}
+
+void cluster_topology::refresh() {
+  if (refreshing_ || closed_ || nodes_.empty()) return;
+  refreshing_ = true;
+  node& asked = *nodes_[refresh_turn_ % nodes_.size()];
+  layout_->prepare(shards_supported_, asked);
+  send(asked, *layout_);
+}
+
+void cluster_topology::layout_answered(std::error_code ec, const reply& answer, const node& from) {
+  refreshing_ = false;
+  if (closed_) return;
+  if (!ec && answer.is_error()) {
+    if (shards_supported_ && answer.text.rfind("ERR", 0) == 0) {
+      // Before Redis 7: no CLUSTER SHARDS. Ask the same node the old way.
+      shards_supported_ = false;
+      return refresh();
+    }
+    ec = errc::server_error;
+  }
+  std::vector<shard_owner> shards;
+  if (!ec) ec = shards_supported_ ? parse_cluster_shards(answer, from.address.host, shards)
+                                  : parse_cluster_slots(answer, from.address.host, shards);
+  if (!ec && shards.empty()) ec = errc::cluster_down;  // a node not (yet) part of a cluster
+  if (ec) {
+    last_refresh_error_ = ec;
+    ++refresh_turn_;  // ask another node next time
+    if (!parked_.empty()) arm_park_timer();
+    return;
+  }
+  slots_->clear();
+  for (const auto& shard : shards) {
+    node* owner = node_for(shard.master);
+    if (owner == nullptr) {
+      last_refresh_error_ = errc::node_table_full;
+      layout_known_ = false;
+      return fail_parked(errc::node_table_full);
+    }
+    for (const auto& [first, last] : shard.ranges) slots_->assign(first, last, owner->index);
+  }
+  layout_known_ = true;
+  last_refresh_error_ = {};
+  refresh_turn_ = from.index;  // it answered: ask it again next time
+  request_queue retry;
+  retry.splice_back(parked_);
+  while (request* r = retry.pop_front()) route(*r);
+}
+
+void cluster_topology::redirected(node& from, request& r, std::string_view error_text) {
+  const auto where = parse_redirect(error_text, from.address.host);
+  if (!where) {
+    // TRYAGAIN (a multi-key command during a slot's migration) or CLUSTERDOWN: not run; try again soon.
+    park(r);
+    return;
+  }
+  if (++r.redirects > max_redirects) return r.on_done(errc::redirect_loop);
+  node* target = node_for(where->target);
+  if (target == nullptr) return r.on_done(errc::node_table_full);
+  if (where->what == redirect::kind::moved) {
+    slots_->assign(where->slot, target->index);
+    r.asking = false;
+    refresh();  // one slot moved: others probably did too
+  } else {
+    r.asking = true;
+  }
+  send(*target, r);
+}
+
+void cluster_topology::fail_parked(std::error_code ec) {
+  request_queue failing;
+  failing.splice_back(parked_);
+  while (request* r = failing.pop_front()) r->on_done(ec);
+}
+
+subscriber& cluster_topology::subscriber_for(std::string_view) {
+  if (!subs_) subs_ = std::make_shared<subscriber>(executor_, ep_, std::make_unique<static_addresses>(seeds_), cfg_);
+  return *subs_;
+}
+
+bool cluster_topology::settled() const {
+  if (!parked_.empty()) return false;
+  return std::all_of(nodes_.begin(), nodes_.end(), [](const std::unique_ptr<node>& n) {
+    return !n->started || !n->commands->ready() || n->commands->idle();
+  });
+}
+
+void cluster_topology::stop_subscribers() {
+  if (subs_) subs_->stop();
+}
+
+void cluster_topology::close() {
+  if (closed_) return;
+  closed_ = true;
+  park_timer_.cancel();
+  if (subs_) subs_->stop();
+  for (auto& n : nodes_) n->commands->stop();
+  fail_parked(errc::shutting_down);
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,75 @@
+// Redis Cluster behind the topology interface: a request goes to the master that serves its key's
+// slot (CRC16 of the hash tag); the layout comes from CLUSTER SHARDS (CLUSTER SLOTS before Redis 7),
+// asked of the seeds and then of known nodes, and again after a MOVED or a lost node. Redirections
+// are followed here, never seen by the operations: MOVED updates the slot and resends (the command
+// did not run), ASK resends once with ASKING, TRYAGAIN and CLUSTERDOWN wait and retry until the
+// request's deadline (errc::cluster_down). One command connection per node, opened on first use; at
+// most config::max_cluster_nodes nodes (errc::node_table_full). Waiters share one subscriber on the
+// seeds (classic pub/sub reaches every node of a cluster).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "cluster/key_slot.hpp"
+#include "cluster/slot_map.hpp"
+#include "detail/connection.hpp"
+#include "detail/subscriber.hpp"
+#include "detail/topology.hpp"
+
+namespace deadbolt::detail {
+
+class cluster_topology final : public topology {
+ public:
+  cluster_topology(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
+  ~cluster_topology() override;
+
+  void submit(request& r) override;
+  /// A slot: renewals are batched per slot (one script call may touch one slot only).
+  std::uint32_t route_of(std::string_view key) const override { return key_slot(key); }
+  subscriber& subscriber_for(std::string_view channel) override;
+  subscriber* existing_subscriber(std::string_view) const override { return subs_.get(); }
+  bool settled() const override;
+  void stop_subscribers() override;
+  void close() override;
+
+ private:
+  struct node;
+  class layout_query;
+  static constexpr std::uint8_t max_redirects = 5;
+
+  node* node_for(const server_address& where);
+  void route(request& r);
+  void send(node& n, request& r);
+  void park(request& r);
+  void arm_park_timer();
+  void on_park_timer();
+  void refresh();
+  void layout_answered(std::error_code ec, const reply& answer, const node& from);
+  void redirected(node& from, request& r, std::string_view error_text);
+  void fail_parked(std::error_code ec);
+
+  asio::any_io_executor executor_;
+  endpoint ep_;
+  const config& cfg_;
+  std::vector<server_address> seeds_;
+  std::vector<std::unique_ptr<node>> nodes_;  // at most cfg.max_cluster_nodes; never shrinks
+  std::unique_ptr<slot_table> slots_;
+  bool layout_known_ = false;
+  std::unique_ptr<layout_query> layout_;
+  bool refreshing_ = false;
+  bool shards_supported_ = true;  // CLUSTER SHARDS (Redis 7+); CLUSTER SLOTS otherwise
+  std::size_t refresh_turn_ = 0;  // which node the next refresh asks
+  std::error_code last_refresh_error_;
+  request_queue parked_;  // waiting for a layout, a slot's owner, or the end of TRYAGAIN/CLUSTERDOWN
+  asio::steady_timer park_timer_;
+  bool park_timer_armed_ = false;
+  std::shared_ptr<subscriber> subs_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // timer handlers check it
+  bool closed_ = false;
+};
+
+}  // namespace deadbolt::detail
