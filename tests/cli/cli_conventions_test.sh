@@ -109,7 +109,9 @@ reasons_and_redaction() {
   local url why
   for url in "redis://:hunter2@127.0.0.1:99999|port '99999'" "redis://u:hunter2@[::1|closing ']'" \
              "http://u:hunter2@127.0.0.1|unknown scheme 'http'" "redis://u:hunter2@127.0.0.1/x|database 'x'" \
-             "redis://u:hunter%zz@127.0.0.1|%-escape"; do
+             "redis://u:hunter%zz@127.0.0.1|%-escape" "redis+cluster://u:hunter2@127.0.0.1:7000/3|database 0 only" \
+             "redis+cluster://u:hunter2@127.0.0.1:7000,,127.0.0.1:7001|empty seed" \
+             "redis+cluster://u:hunter2@127.0.0.1:7000,127.0.0.1:0|seed '127.0.0.1:0': the port '0'"; do
     why=${url#*|}
     url=${url%%|*}
     for sub in "run cli-why -- true" "status cli-why" "ping"; do

@@ -122,6 +122,26 @@ std::string why_invalid_unix(std::string_view rest) {
   return "it does not parse";
 }
 
+// redis+cluster://HOST:PORT,HOST:PORT[/]: seeds as redis:// hosts, database 0 only.
+std::string why_invalid_cluster(std::string_view rest) {
+  std::string_view seeds = rest;
+  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
+    const auto db = rest.substr(slash + 1);
+    if (!db.empty() && db != "0") return "a cluster has database 0 only (redis+cluster://HOST:PORT,HOST:PORT/)";
+    seeds = rest.substr(0, slash);
+  }
+  while (true) {
+    const auto comma = seeds.find(',');
+    const auto seed = seeds.substr(0, comma);
+    if (seed.empty()) return "an empty seed node in the list (redis+cluster://HOST:PORT,HOST:PORT/)";
+    std::string why = why_invalid_tcp(seed);
+    if (why != "it does not parse") return "seed " + quoted(seed) + ": " + why;
+    if (comma == std::string_view::npos) break;
+    seeds.remove_prefix(comma + 1);
+  }
+  return "it does not parse";
+}
+
 }  // namespace
 
 std::string redacted(std::string_view url) {
@@ -141,11 +161,15 @@ std::string why_invalid(std::string_view url) {
     return "not a URL: expected redis://HOST[:PORT][/DB] or unix:///PATH";
   }
   if (p.scheme == "rediss") return "rediss:// (TLS) is not supported";
-  if (p.scheme != "redis" && p.scheme != "unix") return "unknown scheme " + quoted(p.scheme) + " (redis:// or unix://)";
+  if (p.scheme != "redis" && p.scheme != "unix" && p.scheme != "redis+cluster") {
+    return "unknown scheme " + quoted(p.scheme) + " (redis://, redis+cluster:// or unix://)";
+  }
   if (bad_percent_escape(p.user) || bad_percent_escape(p.password)) {
     return "a bad %-escape in the user or password (% must be followed by two hex digits)";
   }
-  return p.scheme == "unix" ? why_invalid_unix(p.rest) : why_invalid_tcp(p.rest);
+  if (p.scheme == "unix") return why_invalid_unix(p.rest);
+  if (p.scheme == "redis") return why_invalid_tcp(p.rest);
+  return why_invalid_cluster(p.rest);
 }
 
 std::string without_password(std::string_view url) {
