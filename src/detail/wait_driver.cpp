@@ -118,6 +118,12 @@ wait_action wait_driver::timer_fired(const wait_moment& m, bool aborted) {
   return begin_attempt();
 }
 
+wait_action wait_driver::park_failed(const wait_moment& m, std::error_code ec) {
+  if (state_ != state::parked) return nothing();
+  state_ = state::idle;
+  return not_acquired(m, ec);
+}
+
 wait_driver::cancel_effect wait_driver::cancel() {
   switch (state_) {
     case state::parked: return cancel_effect::unpark;  // woken(cancelled) ends it

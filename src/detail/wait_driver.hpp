@@ -130,6 +130,8 @@ class wait_driver {
   enum class wake : std::uint8_t { hint, cancelled, shutdown };
   wait_action woken(const wait_moment& m, wake why);
   wait_action timer_fired(const wait_moment& m, bool aborted);
+  /// The park could not be made (the subscriber's tables are full): the wait ends with `ec`.
+  wait_action park_failed(const wait_moment& m, std::error_code ec);
   cancel_effect cancel();
 
   const wait_step& current() const { return current_; }

@@ -404,3 +404,12 @@ TEST_CASE("wait driver: events that do not belong to the current state are ignor
   CHECK(d.replied(at(2), wait_outcome::acquired(1)).what == kind::none);
   CHECK(d.failed(at(2), not_sent()).what == kind::none);
 }
+
+TEST_CASE("wait driver: a park the subscriber refuses ends the wait with its error, after leaving") {
+  detail::wait_driver d;
+  const auto rules = fair_rules();
+  d.start(at(0), rules, -1);
+  REQUIRE(d.replied(at(1), wait_outcome::busy(50)).what == kind::park);
+  require_send(d.park_failed(at(1), errc::waiter_table_full), rules.leave);
+  require_finish(d.replied(at(2), wait_outcome::done(1)), errc::waiter_table_full, 0);
+}
