@@ -25,7 +25,7 @@ bool waiting_step(const wait_step& s) { return s.role == step_role::attempt || s
 }  // namespace
 
 wait_action wait_driver::start(const wait_moment& m, const wait_rules& rules, std::int64_t wait_ms,
-                               const wait_step* prepare, std::int64_t queue_ms, std::uint64_t seen) {
+                               const wait_step* prepare, bool queue_first, std::uint64_t seen) {
   rules_ = rules;
   state_ = state::idle;
   single_ = wait_ms == 0;
@@ -40,7 +40,7 @@ wait_action wait_driver::start(const wait_moment& m, const wait_rules& rules, st
   if (prepare != nullptr) prepare_ = *prepare;
   const bool representable = wait_ms <= (std::numeric_limits<std::int64_t>::max() - m.now_ns) / ns_per_ms;
   deadline_ns_ = wait_ms < 0 || !representable ? -1 : m.now_ns + wait_ms * ns_per_ms;
-  if (queue_ms >= 0 && !single_) return park(m, queue_ms);
+  if (queue_first && !single_) return park(m, rules_.recheck_ms);
   return begin_attempt();
 }
 
@@ -142,7 +142,7 @@ wait_action wait_driver::busy(const wait_moment& m, std::int64_t wait_ms) {
   if (wait_ms == 0) return begin_attempt();
   if (!rules_.parks) return sleep(m, wait_ms, rules_.first);
   std::int64_t bound = wait_ms < 0 ? rules_.recheck_ms : wait_ms;
-  if (rules_.max_park_ms >= 0) bound = std::min(bound, rules_.max_park_ms);
+  if (rules_.recheck_caps_park) bound = std::min(bound, rules_.recheck_ms);
   return park(m, bound);
 }
 

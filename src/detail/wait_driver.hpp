@@ -69,8 +69,9 @@ struct wait_rules {
   bool parks = true;              ///< park on the channel; false: sleep on a timer (spin lock)
   bool verifiable = false;        ///< has a verify step for an attempt whose reply was lost
   bool leaves_trace = false;      ///< a busy or unanswered attempt may leave a trace (the leave step)
-  std::int64_t recheck_ms = 5'000;  ///< a park when the attempt gave no bound
-  std::int64_t max_park_ms = -1;    ///< no park is longer (< 0: the attempt's bound alone)
+  /// A park when the attempt gave no bound, and a queued waiter's: a lost message costs at most this.
+  std::int64_t recheck_ms = 5'000;
+  bool recheck_caps_park = false;   ///< no park is longer than recheck_ms (else the attempt's bound alone)
   std::int64_t busy_retry_ms = 250; ///< LOADING / BUSY: ask again after this pause
   wait_step first{step_role::attempt, 0, false};  ///< the attempt step
   wait_step verify{step_role::check, 0, false};
@@ -110,10 +111,10 @@ class wait_driver {
   enum class cancel_effect : std::uint8_t { none, unpark, stop_timer };
 
   /// Starts a wait of `wait_ms` (< 0: no deadline, 0: a single attempt). `prepare` sends the rules'
-  /// prepare step before the first attempt (its reply answers next(attempt)). `queue_ms` >= 0 parks
-  /// first, behind this client's other waiters, with `seen` the channel's message count now.
+  /// prepare step before the first attempt (its reply answers next(attempt)). `queue_first` parks
+  /// first (recheck_ms), behind this client's other waiters, with `seen` the channel's message count now.
   wait_action start(const wait_moment& m, const wait_rules& rules, std::int64_t wait_ms,
-                    const wait_step* prepare = nullptr, std::int64_t queue_ms = -1, std::uint64_t seen = 0);
+                    const wait_step* prepare = nullptr, bool queue_first = false, std::uint64_t seen = 0);
   /// The attempt was sent when the channel had received `seen` messages.
   void attempt_sent(std::uint64_t seen) { seen_ = seen; }
 

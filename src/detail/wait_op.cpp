@@ -12,18 +12,18 @@ void wait_op_base::begin(wait_attempt& a, const wait_setup& s) {
   parks_ = s.rules.parks;
   channel_ = s.channel;
   wake_ = s.wake;
-  std::int64_t queue_ms = -1;
+  bool queue_first = false;
   std::uint64_t seen = 0;
   if (s.queue_first) {
     subscriber* subs = core.existing_subscriptions(channel_);
     if (subs && subs->has_contenders(channel_)) {
       // Others of this client already wait for it: queue behind them rather than barge in (the next
       // message wakes them in order; the one woken tries).
-      queue_ms = s.queue_ms;
+      queue_first = true;
       seen = subs->messages_on(channel_);
     }
   }
-  run(driver_.start(moment(), s.rules, s.wait_ms, s.prepare, queue_ms, seen));
+  run(driver_.start(moment(), s.rules, s.wait_ms, s.prepare, queue_first, seen));
 }
 
 wait_moment wait_op_base::moment() const { return {port::monotonic_ns(), core.stopped, core.closed()}; }
@@ -50,9 +50,9 @@ void wait_op_base::send(const wait_step& s) {
 }
 
 void wait_op_base::park(const wait_action& a) {
-  if (auto ec = core.subscriptions(channel_).wait(*this, channel_, wake_, std::chrono::nanoseconds(a.wait_ns), a.seen)) {
-    run(driver_.park_failed(moment(), ec));
-  }
+  const std::error_code ec =
+      core.subscriptions(channel_).wait(*this, channel_, wake_, std::chrono::nanoseconds(a.wait_ns), a.seen);
+  if (ec) run(driver_.park_failed(moment(), ec));
 }
 
 void wait_op_base::sleep(std::int64_t wait_ns) {

@@ -44,7 +44,6 @@ struct wait_setup {
   std::int64_t wait_ms = 0;           ///< < 0: no deadline; 0: a single attempt
   const wait_step* prepare = nullptr;  ///< sent before the first attempt
   bool queue_first = false;            ///< park behind this client's other waiters before trying
-  std::int64_t queue_ms = 0;           ///< ... for at most this long
   std::string_view channel;            ///< where it parks (must outlive the wait)
   wake_policy wake = wake_policy::one;
 };

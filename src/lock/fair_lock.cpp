@@ -18,9 +18,6 @@
 namespace deadbolt::detail {
 namespace {
 
-// The head may take the lock without anyone publishing (e.g. the holder's lease ran out, or the head
-// before us gave up on an old Redisson): re-check this often at least.
-constexpr std::int64_t max_park_ms = 5'000;
 // The lock is free but someone is ahead of us in the queue: they are about to take it.
 constexpr std::int64_t queued_recheck_ms = 50;
 
@@ -55,12 +52,13 @@ class fair final : public lock_protocol {
   wait_rules rules() const override {
     wait_rules r = lock_protocol::rules();
     r.leaves_trace = true;  // the queue entry: give_up() removes it
-    r.recheck_ms = max_park_ms;
-    r.max_park_ms = max_park_ms;
+    // The head may take the lock without anyone publishing (e.g. the holder's lease ran out, or the
+    // head before us gave up on an old Redisson): a queue ahead of us gives no exact bound.
+    r.recheck_caps_park = true;
     return r;
   }
   wait_outcome busy(std::int64_t ttl_ms, const lock_names&, backoff_state&) const override {
-    if (ttl_ms == -1) return wait_outcome::busy(-1);  // the holder's key has no TTL: max_park_ms
+    if (ttl_ms == -1) return wait_outcome::busy(-1);  // the holder's key has no TTL: the recheck interval
     return wait_outcome::busy(ttl_ms > 0 ? ttl_ms : queued_recheck_ms);
   }
   void give_up(resp::encoder& e, request& r, const lock_names& n, const acquire_call& c,

@@ -28,9 +28,6 @@
 namespace deadbolt::detail {
 namespace {
 
-// Queued behind this client's other waiters: the next unlock message wakes one of them, not us.
-constexpr std::int64_t queued_recheck_ms = 5'000;
-
 class lock_attempt final : public wait_attempt {
  public:
   explicit lock_attempt(wait_op_base& op) : op_(op), core_(op.core) { channel_.reserve(96); }
@@ -65,8 +62,9 @@ class lock_attempt final : public wait_attempt {
     s.rules = proto_->rules();
     s.wait_ms = wait_ms;
     s.prepare = baseline_known ? nullptr : &lock_steps::baseline;
+    // Queued behind this client's other waiters, the next unlock message wakes one of them, not us:
+    // re-check after the recheck interval at the latest.
     s.queue_first = proto_->queues_behind_local_waiters() && !reentry;
-    s.queue_ms = queued_recheck_ms;
     s.channel = channel_;
     s.wake = proto_->wake();
     op_.begin(*this, s);

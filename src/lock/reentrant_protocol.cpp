@@ -21,9 +21,6 @@
 namespace deadbolt::detail {
 namespace {
 
-// A holder's key without TTL (-1) gives no bound: re-check at least this often anyway.
-constexpr std::int64_t no_ttl_recheck_ms = 5'000;
-
 // Backoff jitter: any cheap per-thread pseudo-random number will do.
 std::uint64_t jitter_random() {
   thread_local std::uint64_t state = static_cast<std::uint64_t>(port::monotonic_ns()) | 1;
@@ -129,7 +126,6 @@ void lock_protocol::wait_channel(std::string& out, const lock_names& n, const ow
 wait_rules lock_protocol::rules() const {
   wait_rules r;
   r.verifiable = true;  // the owner's hold count tells whether an unanswered attempt ran
-  r.recheck_ms = no_ttl_recheck_ms;
   r.first = lock_steps::attempt;
   r.verify = lock_steps::verify;
   r.leave = lock_steps::give_up;
@@ -138,7 +134,7 @@ wait_rules lock_protocol::rules() const {
 
 wait_outcome lock_protocol::busy(std::int64_t ttl_ms, const lock_names&, backoff_state&) const {
   if (ttl_ms == 0 || ttl_ms == -2) return wait_outcome::busy(0);  // just expired or vanished
-  return wait_outcome::busy(ttl_ms > 0 ? ttl_ms : -1);             // -1: re-check after recheck_ms
+  return wait_outcome::busy(ttl_ms > 0 ? ttl_ms : -1);             // no TTL: the recheck interval
 }
 
 const lock_protocol& reentrant_protocol() {

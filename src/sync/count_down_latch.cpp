@@ -5,7 +5,7 @@
 //   scripts   lua/latch_try_set.lua, latch_count_down.lua, latch_delete.lua; count = GET
 //   waiting   await reads the count (GET); while it is above zero it parks on the channel with
 //             wake_policy::all (every message wakes every local awaiter to re-read), at most
-//             sync_attempt::recheck_ms, and reads again. Await is a read: it is simply re-sent after a
+//             the recheck interval, and reads again. Await is a read: it is simply re-sent after a
 //             lost reply or an outage, until its deadline.
 //   ambiguity count down and try_set are not re-run after a lost reply: errc::outcome_unknown.
 #include "deadbolt/error.hpp"

@@ -7,7 +7,7 @@
 //             permit_update_lease.lua, permit_available.lua, permit_add.lua (add, sent through the
 //             semaphore's spec); try_set is the semaphore's
 //   waiting   try; if none is free the script returns the earliest expiry among the held permits:
-//             park on the channel (wake_policy::count) until then (at most sync_attempt::recheck_ms),
+//             park on the channel (wake_policy::count) until then (at most the recheck interval),
 //             and try again: the expired permit is reclaimed by that attempt.
 //   ambiguity an acquire whose reply was lost is checked with ZRANK of its id (its id is chosen
 //             before sending): held = acquired, absent = try again. Release and lease updates are

@@ -4,7 +4,7 @@
 //   scripts   lua/semaphore_try_acquire.lua, semaphore_release.lua, semaphore_try_set.lua,
 //             semaphore_add.lua, semaphore_drain.lua; available = GET
 //   waiting   try; if short of permits, park on the channel with wake_policy::count (a release of
-//             count c wakes up to c local waiters), at most sync_attempt::recheck_ms, and try again.
+//             count c wakes up to c local waiters), at most the recheck interval, and try again.
 //   ambiguity an acquire or release whose reply was lost cannot be checked (permits have no owner):
 //             errc::outcome_unknown, never re-run. A cancelled acquire that took its permits gives
 //             them back.

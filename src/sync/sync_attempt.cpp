@@ -46,8 +46,7 @@ void sync_attempt::start(const std::shared_ptr<const sync_names>& n, const sync_
   done_id_ = done_id;
   wait_setup s;
   s.rules.verifiable = spec.verify != nullptr;
-  s.rules.recheck_ms = recheck_ms;
-  s.rules.max_park_ms = recheck_ms;
+  s.rules.recheck_caps_park = true;  // the keys have no TTL to bound a wait
   s.rules.first = call_step(spec);
   if (spec.verify != nullptr) s.rules.verify = verify_step(*spec.verify);
   s.wait_ms = a.wait_ms;

@@ -3,8 +3,9 @@
 // mean; src/sync/sync_attempt.cpp runs a call through the wait driver (src/detail/wait_driver.hpp),
 // which owns what the waiting calls share:
 //   waiting   park on the channel (wake policy per call) for at most what the reply says, never
-//             longer than sync_attempt::recheck_ms (the keys have no TTL to bound a wait: a lost
-//             message costs at most that) nor past the deadline; every wake-up is only a hint.
+//             longer than the recheck interval (wait_rules::recheck_ms: the keys have no TTL to bound
+//             a wait, a lost message costs at most that) nor past the deadline; every wake-up is only
+//             a hint.
 //   ambiguity a call whose reply was lost is re-sent only if it is a read (idempotent); a call with
 //             a verify step (permit acquire: ZRANK of its id) asks instead; any other reports
 //             errc::outcome_unknown and is never re-run.
@@ -66,9 +67,6 @@ const sync_spec* latch_spec(sync_call call);
 /// One call in flight (inside a wait_op<sync_attempt>), as its spec's encode sees it.
 class sync_attempt final : public wait_attempt {
  public:
-  /// A wait with nothing to bound it re-checks this often.
-  static constexpr std::int64_t recheck_ms = 5'000;
-
   explicit sync_attempt(wait_op_base& op) : core(op.core), req(op), op_(op) {}
 
   /// Exactly one of done / done_id is non-null, or neither (an undo nobody waits for).

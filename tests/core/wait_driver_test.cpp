@@ -41,7 +41,7 @@ detail::wait_rules lock_rules() {
 detail::wait_rules fair_rules() {
   detail::wait_rules r = lock_rules();
   r.leaves_trace = true;
-  r.max_park_ms = 5'000;
+  r.recheck_caps_park = true;
   return r;
 }
 
@@ -150,14 +150,14 @@ TEST_CASE("wait driver: the park carries the message count seen when the attempt
 TEST_CASE("wait driver: a new waiter queues behind this client's others first, with the count seen at start") {
   detail::wait_driver d;
   const auto rules = lock_rules();
-  wait_action a = d.start(at(0), rules, 1'000, nullptr, 5'000, 3);
+  wait_action a = d.start(at(0), rules, 1'000, nullptr, true, 3);
   REQUIRE(a.what == kind::park);
   CHECK(a.seen == 3);
   CHECK(a.wait_ns == 1'000 * ms);  // never past the deadline
   require_send(d.woken(at(10), wake::hint), rules.first);
   // A single attempt never queues.
   detail::wait_driver single;
-  require_send(single.start(at(0), rules, 0, nullptr, 5'000, 3), rules.first);
+  require_send(single.start(at(0), rules, 0, nullptr, true, 3), rules.first);
 }
 
 TEST_CASE("wait driver: past the deadline a busy answer ends the wait not acquired") {
