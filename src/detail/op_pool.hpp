@@ -43,7 +43,7 @@ class op_pool {
 };
 
 /// One pool per operation kind, made on first use: an operation kind registers itself by asking for
-/// its pool (`pools.of<acquire_op>()`), so the engine need not know every kind there is.
+/// its pool (`pools.of<unlock_op>()`), so the engine need not know every kind there is.
 class op_pools {
  public:
   static constexpr std::size_t max_kinds = 16;

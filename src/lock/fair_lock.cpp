@@ -11,8 +11,6 @@
 //             (its wait ran out, it was cancelled, it failed) leaves the queue with fair_give_up.lua,
 //             so no queue or timeout entry is left behind.
 //   clocks    queue deadlines use the clients' wall clocks (Redisson's design): keep hosts NTP-synced.
-#include <algorithm>
-
 #include "detail/script_call.hpp"
 #include "lock/lock_protocol.hpp"
 #include "scripts.hpp"
@@ -20,9 +18,6 @@
 namespace deadbolt::detail {
 namespace {
 
-// The head may take the lock without anyone publishing (e.g. the holder's lease ran out, or the head
-// before us gave up on an old Redisson): re-check this often at least.
-constexpr std::int64_t max_park_ms = 5'000;
 // The lock is free but someone is ahead of us in the queue: they are about to take it.
 constexpr std::int64_t queued_recheck_ms = 50;
 
@@ -54,11 +49,18 @@ class fair final : public lock_protocol {
   void wait_channel(std::string& out, const lock_names& n, const owner_ref& who) const override {
     out.assign(n.channel).append(":").append(who.client_id).append(":").append(who.owner);
   }
-  std::int64_t park_ms(std::int64_t ttl_ms) const override {
-    if (ttl_ms == -1) return max_park_ms;  // the holder's key has no TTL
-    return ttl_ms > 0 ? std::min(ttl_ms, max_park_ms) : queued_recheck_ms;
+  wait_rules rules() const override {
+    wait_rules r = lock_protocol::rules();
+    r.leaves_trace = true;  // the queue entry: give_up() removes it
+    // The head may take the lock without anyone publishing (e.g. the holder's lease ran out, or the
+    // head before us gave up on an old Redisson): a queue ahead of us gives no exact bound.
+    r.recheck_caps_park = true;
+    return r;
   }
-  bool leaves_queue() const override { return true; }
+  wait_outcome busy(std::int64_t ttl_ms, const lock_names&, backoff_state&) const override {
+    if (ttl_ms == -1) return wait_outcome::busy(-1);  // the holder's key has no TTL: the recheck interval
+    return wait_outcome::busy(ttl_ms > 0 ? ttl_ms : queued_recheck_ms);
+  }
   void give_up(resp::encoder& e, request& r, const lock_names& n, const acquire_call& c,
                std::string_view publish) const override {
     begin_script(e, r, scripts::fair_give_up, 4, 4);

@@ -1,6 +1,7 @@
-// What one lock kind sends and how its waiters wait. The generic operations (src/lock/lock_ops.cpp:
-// acquire with its wait loop, unlock with its retries, the queries) ask the kind's protocol for each
-// command; every kind keeps its keys, scripts and wait strategy in one file:
+// What one lock kind sends and how its waiters wait. The generic operations (the acquire in
+// src/lock/lock_attempt.cpp, run by the wait driver; unlock with its retries and the queries in
+// src/lock/lock_ops.cpp) ask the kind's protocol for each command and each wait decision; every kind
+// keeps its keys, scripts, reply shape and wait strategy in one file:
 //   src/lock/reentrant_protocol.cpp   reentrant, fenced and spin locks (docs/protocol.md §2, §5, §6)
 //   src/lock/fair_lock.cpp            fair lock (§3)
 //   src/lock/read_write_lock.cpp      read and write locks (§4)
@@ -15,6 +16,8 @@
 #include "detail/holds.hpp"
 #include "detail/request.hpp"
 #include "detail/subscriber.hpp"
+#include "detail/wait_driver.hpp"
+#include "lock/spin_backoff_sequence.hpp"
 
 namespace deadbolt::detail {
 
@@ -41,6 +44,16 @@ struct unlock_call {
   std::string_view publish;   ///< "publish" or "spublish"
 };
 
+/// The steps of a lock's acquire (src/lock/lock_attempt.cpp): the wait driver knows them by role.
+namespace lock_steps {
+constexpr wait_step attempt{step_role::attempt, 0, false};
+constexpr wait_step baseline{step_role::prepare, 1, false};  ///< the owner's count before the attempt
+constexpr wait_step verify{step_role::check, 2, false};      ///< ... after an unanswered attempt
+constexpr wait_step refresh{step_role::check, 3, false};     ///< restart the lease of a verified hold
+constexpr wait_step fetch_token{step_role::check, 4, false}; ///< a verified fenced hold's token
+constexpr wait_step give_up{step_role::leave, 5, false};     ///< leave the fair queue
+}  // namespace lock_steps
+
 class lock_protocol {
  public:
   /// Which hash field the kind's holds are (and how the watchdog renews them).
@@ -48,8 +61,8 @@ class lock_protocol {
   /// Writes the owner's hash field as one bulk string.
   void owner_field(resp::encoder& e, const owner_ref& who) const;
 
-  /// The acquire attempt. Its reply: {the owner's new hold count} when acquired ({count, token} for
-  /// the fenced lock), else the wait ahead in ms (a TTL, an integer).
+  /// The acquire attempt. Its reply: {the owner's new hold count} when acquired ({count, token} when
+  /// the kind hands out tokens), else the wait ahead in ms (a TTL, an integer).
   virtual void acquire(resp::encoder& e, request& r, const lock_names& n, const acquire_call& c) const = 0;
   /// Releases one hold. Reply: nil (not the owner), 0 (still held) or 1 (released).
   virtual void unlock(resp::encoder& e, request& r, const lock_names& n, const unlock_call& c) const = 0;
@@ -62,16 +75,24 @@ class lock_protocol {
   virtual void refresh(resp::encoder& e, request& r, const lock_names& n, const owner_ref& who,
                        std::string_view lease_ms) const;
 
-  /// Waiting: park on a channel (the default), or back off on a timer (spin lock).
-  virtual bool waits_on_channel() const { return true; }
+  /// The fenced lock: an acquisition's reply carries its token too, and one found by the check of an
+  /// unanswered attempt reads the token from the counter.
+  virtual bool hands_out_tokens() const { return false; }
+
+  /// How its waiters wait: park on the channel (verify an unanswered attempt; a park bounded by what
+  /// the attempt answered, else re-check every 5 s), or what the kind says instead.
+  virtual wait_rules rules() const;
   virtual wake_policy wake() const { return wake_policy::one; }
   /// The channel a waiter parks on (the fair lock's waiters each have their own).
   virtual void wait_channel(std::string& out, const lock_names& n, const owner_ref& who) const;
-  /// How long to park when the attempt answered `ttl_ms` (< 0 if the lock has no TTL or is gone); 0
-  /// means try again at once. The default bounds a wait by the holder's TTL (pub/sub is only a hint).
-  virtual std::int64_t park_ms(std::int64_t ttl_ms) const;
-  /// A waiter that joined a queue and stops waiting without the lock must leave it (fair lock).
-  virtual bool leaves_queue() const { return false; }
+  /// What a busy attempt's answer `ttl_ms` (the holder's TTL; < 0 if it has none or is gone) means: how
+  /// long to wait (wait_outcome::busy). The default bounds a wait by the holder's TTL (pub/sub is
+  /// only a hint). `b` is the wait's backoff (spin lock).
+  virtual wait_outcome busy(std::int64_t ttl_ms, const lock_names& n, backoff_state& b) const;
+  /// A new waiter queues behind this client's waiters already parked on the channel (they share it).
+  virtual bool queues_behind_local_waiters() const { return false; }
+  /// A waiter that may have joined a queue and stops waiting without the lock leaves it
+  /// (rules().leaves_trace; fair lock).
   virtual void give_up(resp::encoder&, request&, const lock_names&, const acquire_call&,
                        std::string_view /*publish*/) const {}
 

@@ -8,9 +8,11 @@
 //             {count, token} or the holder's pttl
 //   spin      the same hash and acquire script, but no channel: lua/spin_unlock.lua releases without
 //             publishing, force unlock is a plain DEL, and a waiter backs off on a timer (spin_backoff)
-//   waiting   park on the channel for at most the holder's TTL (pub/sub is only a hint), try again.
+//   waiting   park on the channel for at most the holder's TTL (pub/sub is only a hint), try again;
+//             a new waiter queues behind this client's waiters already parked (reentrant, fenced).
 // Also the defaults every kind starts from.
 #include "deadbolt/error.hpp"
+#include "deadbolt/port/hooks.hpp"
 #include "detail/keys.hpp"
 #include "detail/script_call.hpp"
 #include "lock/lock_protocol.hpp"
@@ -19,8 +21,14 @@
 namespace deadbolt::detail {
 namespace {
 
-// A holder's key without TTL (-1) gives no bound: re-check at least this often anyway.
-constexpr std::int64_t no_ttl_recheck_ms = 5'000;
+// Backoff jitter: any cheap per-thread pseudo-random number will do.
+std::uint64_t jitter_random() {
+  thread_local std::uint64_t state = static_cast<std::uint64_t>(port::monotonic_ns()) | 1;
+  state ^= state << 13;  // xorshift64
+  state ^= state >> 7;
+  state ^= state << 17;
+  return state;
+}
 
 class reentrant final : public lock_protocol {
  public:
@@ -41,6 +49,7 @@ class reentrant final : public lock_protocol {
     begin_script(e, r, scripts::lock_force_unlock, 2, 2);
     e.bulk(n.name).bulk(n.channel).bulk("0").bulk(publish);
   }
+  bool queues_behind_local_waiters() const override { return true; }
 };
 
 class fenced final : public lock_protocol {
@@ -57,6 +66,8 @@ class fenced final : public lock_protocol {
                     std::string_view publish) const override {
     reentrant_protocol().force_unlock(e, r, n, now_ms, publish);
   }
+  bool hands_out_tokens() const override { return true; }
+  bool queues_behind_local_waiters() const override { return true; }
 };
 
 class spin final : public lock_protocol {
@@ -74,7 +85,15 @@ class spin final : public lock_protocol {
                     std::string_view) const override {
     e.command("DEL", n.name);  // no channel to tell
   }
-  bool waits_on_channel() const override { return false; }
+  wait_rules rules() const override {
+    wait_rules r = lock_protocol::rules();
+    r.parks = false;  // nobody publishes: sleep the backoff
+    return r;
+  }
+  wait_outcome busy(std::int64_t ttl_ms, const lock_names& n, backoff_state& b) const override {
+    if (ttl_ms == 0 || ttl_ms == -2) return wait_outcome::busy(0);  // just expired or vanished
+    return wait_outcome::busy(next_backoff_ms(n.backoff, b, jitter_random()));
+  }
 };
 
 }  // namespace
@@ -104,9 +123,18 @@ void lock_protocol::wait_channel(std::string& out, const lock_names& n, const ow
   out.assign(n.channel);
 }
 
-std::int64_t lock_protocol::park_ms(std::int64_t ttl_ms) const {
-  if (ttl_ms == 0 || ttl_ms == -2) return 0;  // just expired or vanished
-  return ttl_ms > 0 ? ttl_ms : no_ttl_recheck_ms;
+wait_rules lock_protocol::rules() const {
+  wait_rules r;
+  r.verifiable = true;  // the owner's hold count tells whether an unanswered attempt ran
+  r.first = lock_steps::attempt;
+  r.verify = lock_steps::verify;
+  r.leave = lock_steps::give_up;
+  return r;
+}
+
+wait_outcome lock_protocol::busy(std::int64_t ttl_ms, const lock_names&, backoff_state&) const {
+  if (ttl_ms == 0 || ttl_ms == -2) return wait_outcome::busy(0);  // just expired or vanished
+  return wait_outcome::busy(ttl_ms > 0 ? ttl_ms : -1);             // no TTL: the recheck interval
 }
 
 const lock_protocol& reentrant_protocol() {

@@ -7,7 +7,7 @@
 //             permit_update_lease.lua, permit_available.lua, permit_add.lua (add, sent through the
 //             semaphore's spec); try_set is the semaphore's
 //   waiting   try; if none is free the script returns the earliest expiry among the held permits:
-//             park on the channel (wake_policy::count) until then (at most sync_op::recheck_ms),
+//             park on the channel (wake_policy::count) until then (at most the recheck interval),
 //             and try again: the expired permit is reclaimed by that attempt.
 //   ambiguity an acquire whose reply was lost is checked with ZRANK of its id (its id is chosen
 //             before sending): held = acquired, absent = try again. Release and lease updates are
@@ -16,27 +16,27 @@
 
 #include "deadbolt/error.hpp"
 #include "scripts.hpp"
-#include "sync/wait_op.hpp"
+#include "sync/sync_spec.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
 constexpr std::int64_t never_expires = 922337203685477;  // Redisson's NONEXP score
 
-bool negative_lease(const sync_args& a, verdict& out) {
+bool negative_lease(const sync_args& a, wait_outcome& out) {
   if (a.lease_ms >= 0) return false;
-  out = verdict::fail(errc::invalid_argument);
+  out = wait_outcome::failed(errc::invalid_argument);
   return true;
 }
 
-std::int64_t expiry(const sync_op& op) { return op.args.lease_ms > 0 ? op.now_ms + op.args.lease_ms : never_expires; }
+std::int64_t expiry(const sync_attempt& op) { return op.args.lease_ms > 0 ? op.now_ms + op.args.lease_ms : never_expires; }
 
-verdict value_or_zero(sync_op& op) {
-  return verdict::done(op.reply.what == scalar_reply::kind::integer ? op.reply.value : 0);
+wait_outcome value_or_zero(const sync_reading& op) {
+  return wait_outcome::done(op.reply.what == scalar_reply::kind::integer ? op.reply.value : 0);
 }
 
-void encode_release(sync_op& op, resp::encoder& e) {
-  begin_script(e, op, scripts::permit_release, 3, 4);
+void encode_release(sync_attempt& op, resp::encoder& e) {
+  begin_script(e, op.req, scripts::permit_release, 3, 4);
   e.bulk(op.names->name).bulk(op.names->channel).bulk(op.names->timeouts);
   e.bulk(op.args.id.raw()).bulk("1").bulk(op.now_ms).bulk(op.core.publish_command);
 }
@@ -44,44 +44,44 @@ void encode_release(sync_op& op, resp::encoder& e) {
 const sync_spec try_release_spec{encode_release, value_or_zero};
 
 const sync_spec release_spec{
-    encode_release, [](sync_op& op) {
+    encode_release, [](const sync_reading& op) {
       return op.reply.what == scalar_reply::kind::integer && op.reply.value == 1
-                 ? verdict::done(1)
-                 : verdict::fail(errc::no_such_permit);
+                 ? wait_outcome::done(1)
+                 : wait_outcome::failed(errc::no_such_permit);
     }};
 
 // After a lost acquire reply: is our id in the ZSET?
 const sync_spec verify_spec{
-    [](sync_op& op, resp::encoder& e) { e.command("ZRANK", op.names->timeouts, op.args.id.raw()); },
-    [](sync_op& op) { return op.reply.what == scalar_reply::kind::nil ? verdict::retry() : verdict::done(1); },
-    nullptr, false, true};
+    [](sync_attempt& op, resp::encoder& e) { e.command("ZRANK", op.names->timeouts, op.args.id.raw()); },
+    [](const sync_reading& op) { return op.reply.what == scalar_reply::kind::nil ? wait_outcome::retry() : wait_outcome::acquired(1); },
+    nullptr, true};
 
 const sync_spec acquire_spec{
-    [](sync_op& op, resp::encoder& e) {
-      begin_script(e, op, scripts::permit_acquire, 3, 6);
+    [](sync_attempt& op, resp::encoder& e) {
+      begin_script(e, op.req, scripts::permit_acquire, 3, 6);
       e.bulk(op.names->name).bulk(op.names->timeouts).bulk(op.names->channel);
       e.bulk("1").bulk(expiry(op)).bulk(op.now_ms).bulk(never_expires).bulk(op.core.publish_command);
       e.bulk(op.args.id.raw());
     },
-    [](sync_op& op) {
-      if (op.reply.what == scalar_reply::kind::nil) return verdict::busy();
-      if (op.reply.value == -1) return verdict::done(1);
+    [](const sync_reading& op) {
+      if (op.reply.what == scalar_reply::kind::nil) return wait_outcome::busy();
+      if (op.reply.value == -1) return wait_outcome::acquired(1);
       // The earliest expiry: try again just after it (the script reclaims scores <= now).
-      return verdict::busy(std::max<std::int64_t>(op.reply.value - op.now_ms + 1, 1));
+      return wait_outcome::busy(std::max<std::int64_t>(op.reply.value - op.now_ms + 1, 1));
     },
-    negative_lease, true, false, wake_policy::count, &verify_spec, &try_release_spec};
+    negative_lease, false, wake_policy::count, &verify_spec, &try_release_spec};
 
 const sync_spec update_lease_spec{
-    [](sync_op& op, resp::encoder& e) {
-      begin_script(e, op, scripts::permit_update_lease, 2, 3);
+    [](sync_attempt& op, resp::encoder& e) {
+      begin_script(e, op.req, scripts::permit_update_lease, 2, 3);
       e.bulk(op.names->name).bulk(op.names->timeouts);
       e.bulk(op.args.id.raw()).bulk(expiry(op)).bulk(op.now_ms);
     },
     value_or_zero, negative_lease};
 
 const sync_spec available_spec{
-    [](sync_op& op, resp::encoder& e) {
-      begin_script(e, op, scripts::permit_available, 3, 2);
+    [](sync_attempt& op, resp::encoder& e) {
+      begin_script(e, op.req, scripts::permit_available, 3, 2);
       e.bulk(op.names->name).bulk(op.names->timeouts).bulk(op.names->channel);
       e.bulk(op.now_ms).bulk(op.core.publish_command);
     },

@@ -482,6 +482,27 @@ TEST_CASE("LOADING and BUSY replies: a waiter asks again within its wait, never 
   CHECK(server.connections() == 1);
 }
 
+TEST_CASE("a busy reply with a TTL too long for the clock parks until the deadline, it does not spin") {
+  // ms -> ns of such a TTL overflowed (undefined behaviour): in practice a park of 0 and a tight loop
+  // of attempts until the deadline.
+  deadbolt::test::io_thread io;
+  std::atomic<int> acquires{0};
+  fake_server server(io.executor(), [&](const command& c) {
+    if (c.script(1)) {
+      ++acquires;
+      return reply(":9223372036854775807\r\n");
+    }
+    return normal(c);
+  });
+  deadbolt::client client(io.executor(), config_for(server));
+  auto lock = client.lock("endless-ttl");
+  const auto r = call<bool>([&](auto cb) { lock.async_try_lock(1, std::chrono::milliseconds(300), std::chrono::milliseconds(0), cb); }, limit);
+  CHECK_FALSE(r.ec);
+  CHECK_FALSE(r.value);
+  CHECK(acquires.load() >= 2);  // the first try, and one more when the wait ran out
+  CHECK(acquires.load() <= 3);
+}
+
 TEST_CASE("NOSCRIPT: the acquire is resent as EVAL with the script body") {
   deadbolt::test::io_thread io;
   fake_server server(io.executor(), [&](const command& c) {

@@ -25,7 +25,7 @@ namespace detail = deadbolt::detail;
 namespace resp = deadbolt::resp;
 using deadbolt::errc;
 using fsm = detail::session_fsm;
-using kind = fsm::action::kind;
+using act = fsm::action::kind;
 
 namespace {
 
@@ -71,16 +71,16 @@ std::string describe(const fsm::action& a) {
     return a.where->host + ":" + std::to_string(a.where->port);
   };
   switch (a.what) {
-    case kind::none: return "none";
-    case kind::arm_timer: return "arm_timer " + std::to_string(a.delay_ms);
-    case kind::cancel_timer: return "cancel_timer";
-    case kind::get_address: return "get_address";
-    case kind::resolve: return "resolve " + where();
-    case kind::connect: return "connect " + where();
-    case kind::handshake: return "handshake";
-    case kind::log_in: return "log_in";
-    case kind::ready: return "ready";
-    case kind::disconnect: return "disconnect";
+    case act::none: return "none";
+    case act::arm_timer: return "arm_timer " + std::to_string(a.delay_ms);
+    case act::cancel_timer: return "cancel_timer";
+    case act::get_address: return "get_address";
+    case act::resolve: return "resolve " + where();
+    case act::connect: return "connect " + where();
+    case act::handshake: return "handshake";
+    case act::log_in: return "log_in";
+    case act::ready: return "ready";
+    case act::disconnect: return "disconnect";
   }
   return "?";
 }
@@ -88,7 +88,7 @@ std::string describe(const fsm::action& a) {
 // Takes every queued action. Their `where` stays valid until the next event.
 std::vector<fsm::action> drain(fsm& f) {
   std::vector<fsm::action> out;
-  for (auto a = f.next(); a.what != kind::none; a = f.next()) out.push_back(a);
+  for (auto a = f.next(); a.what != act::none; a = f.next()) out.push_back(a);
   return out;
 }
 
@@ -127,8 +127,8 @@ struct failure {
 failure take_failure(fsm& f) {
   const auto actions = drain(f);
   REQUIRE(actions.size() == 2);
-  REQUIRE(actions[0].what == kind::disconnect);
-  REQUIRE(actions[1].what == kind::arm_timer);
+  REQUIRE(actions[0].what == act::disconnect);
+  REQUIRE(actions[1].what == act::arm_timer);
   CHECK(f.current() == fsm::state::backing_off);
   return {actions[0], actions[1].delay_ms};
 }
@@ -506,17 +506,17 @@ struct scripted_driver : detail::address_sink {
   void on_address(std::error_code ec, const detail::server_address& where) override { session.on_address(ec, where); }
 
   void run() {
-    for (auto a = session.next(); a.what != kind::none; a = session.next()) {
+    for (auto a = session.next(); a.what != act::none; a = session.next()) {
       switch (a.what) {
-        case kind::get_address: ++asked; source.next(*this); break;
-        case kind::connect: {
+        case act::get_address: ++asked; source.next(*this); break;
+        case act::connect: {
           const std::string to = a.where->host + ":" + std::to_string(a.where->port);
           connects.push_back(to);
           session.on_connected(to == down ? refused : std::error_code());
           break;
         }
-        case kind::log_in: session.on_login_ok(0); break;
-        case kind::arm_timer: timer_armed = true; break;
+        case act::log_in: session.on_login_ok(0); break;
+        case act::arm_timer: timer_armed = true; break;
         default: break;
       }
     }

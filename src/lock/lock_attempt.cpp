@@ -1,0 +1,205 @@
+// A lock's acquire, every kind's, as the attempt the wait driver runs (src/detail/wait_op.*). What the
+// kinds share is here; what differs (script, reply shape, wait strategy, the fair queue's give-up) is
+// the kind's protocol (src/lock/lock_protocol.hpp):
+//   steps     baseline (HGET: the owner's count on the server, when the hold table cannot vouch for
+//             it) → attempt (the kind's script) → done, or busy: the kind says how long to wait.
+//   counts    the script answers the owner's new count; the hold table keeps it beside the count the
+//             caller was told of. A re-entry may extend a watchdog hold's lease, never shorten it.
+//   ambiguity an unanswered attempt is checked, never re-run: verify (HGET) compares the owner's count
+//             with the one before; more means it ran (only this owner changes its count). If the
+//             attempt was sent longer ago than a renewal period, refresh restarts the lease first; a
+//             fenced hold then reads its token (fetch_token). A check that fails leaves the outcome
+//             unknown: the table remembers, so the next acquire reads the baseline first and the
+//             owner's last unlock releases whatever the server counts.
+//   keeping   an acquisition the table cannot track (full) or nobody wants (cancelled, shutdown) is
+//             released again (an unlock nobody waits for).
+#include <algorithm>
+
+#include "deadbolt/error.hpp"
+#include "deadbolt/port/hooks.hpp"
+#include "detail/client_core.hpp"
+#include "detail/deadline.hpp"
+#include "detail/script_call.hpp"
+#include "detail/wait_op.hpp"
+#include "lock/acquire_reply.hpp"
+#include "lock/lock_ops.hpp"
+#include "lock/lock_protocol.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+class lock_attempt final : public wait_attempt {
+ public:
+  explicit lock_attempt(wait_op_base& op) : op_(op), core_(op.core) { channel_.reserve(96); }
+
+  void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, std::int64_t wait_ms,
+             std::int64_t lease_ms, completion& done) {
+    names_ = names;
+    op_.route_key = names->name;
+    proto_ = &protocol_of(names->kind);
+    backoff_ = backoff_state{};
+    owner_ = owner;
+    owner_digits_.set(owner);
+    requested_lease_ms_ = lease_ms;
+    no_wait_ = wait_ms == 0;
+    queue_wait_.set(wait_ms > 0 ? std::min(wait_ms, max_lease_ms) : core_.cfg.fair_wait_timeout.count());
+    done_ = &done;
+    server_count_ = 0;
+    proto_->wait_channel(channel_, *names, who());
+    const std::int64_t now = port::monotonic_ns();
+    const std::uint32_t held = core_.holds.find(names->name, owner, proto_->field());
+    const bool live = held != hold_table::none && !core_.holds[held].lost && !client_core::lapsed(core_.holds[held], now);
+    // A re-entry may extend a watchdog hold's lease, never shorten it (the watchdog renews on its own
+    // schedule: a shorter TTL would let another client in between two renewals).
+    std::int64_t sent_lease = lease_ms > 0 ? lease_ms : core_.watchdog_ms();
+    if (live && core_.holds[held].watchdog) sent_lease = std::max(sent_lease, core_.watchdog_ms());
+    lease_.set(sent_lease);
+    const bool reentry = live && core_.holds[held].count > 0;
+    const bool baseline_known = held == hold_table::none || (live && !core_.holds[held].uncertain);
+    server_before_ = baseline_known && held != hold_table::none ? core_.holds[held].server : 0;
+
+    wait_setup s;
+    s.rules = proto_->rules();
+    s.wait_ms = wait_ms;
+    s.prepare = baseline_known ? nullptr : &lock_steps::baseline;
+    // Queued behind this client's other waiters, the next unlock message wakes one of them, not us:
+    // re-check after the recheck interval at the latest.
+    s.queue_first = proto_->queues_behind_local_waiters() && !reentry;
+    s.channel = channel_;
+    s.wake = proto_->wake();
+    op_.begin(*this, s);
+  }
+
+ private:
+  owner_ref who() const { return {core_.id, owner_digits_.view()}; }
+  acquire_call call() const { return {who(), lease_.view(), queue_wait_.view(), now_.view(), no_wait_}; }
+
+  void sending(const wait_step& s) override {
+    reply_.reset();
+    attempt_reply_.reset(proto_->hands_out_tokens());
+    if (s == lock_steps::attempt || s == lock_steps::refresh) {
+      sent_ns_ = port::monotonic_ns();
+      now_.set(port::wall_clock_ms());
+    }
+  }
+
+  void encode(const wait_step& s, resp::encoder& e, request& r) override {
+    if (s == lock_steps::attempt) return proto_->acquire(e, r, *names_, call());
+    if (s == lock_steps::refresh) return proto_->refresh(e, r, *names_, who(), lease_.view());
+    if (s == lock_steps::fetch_token) {
+      e.command("GET", names_->token_key);
+      return;
+    }
+    if (s == lock_steps::give_up) return proto_->give_up(e, r, *names_, call(), core_.publish_command);
+    e.array(3).bulk("HGET").bulk(names_->name);  // baseline, verify: the owner's count
+    proto_->owner_field(e, who());
+  }
+
+  void on_node(const wait_step& s, const resp::node& n) override {
+    if (s == lock_steps::attempt) return attempt_reply_.take(n);
+    if (s == lock_steps::refresh && n.depth == 1) {  // the renew script's one flag
+      reply_.what = n.type == resp::type::integer && parse_int(n.value, reply_.value) ? scalar_reply::kind::integer
+                                                                                     : scalar_reply::kind::unexpected;
+      return;
+    }
+    reply_.take(n);
+  }
+
+  wait_outcome read(const wait_step& s) override {
+    if (s == lock_steps::attempt) {
+      const wait_outcome o = attempt_reply_.outcome(*proto_, *names_, backoff_);
+      if (o.what == wait_outcome::kind::acquired) server_count_ = attempt_reply_.count();
+      return o;
+    }
+    if (reply_.what == scalar_reply::kind::error) return wait_outcome::failed(reply_.error);
+    const bool count = reply_.what == scalar_reply::kind::integer || reply_.what == scalar_reply::kind::nil;
+    const std::int64_t value = reply_.what == scalar_reply::kind::integer ? reply_.value : 0;
+    if (s == lock_steps::baseline) {
+      if (!count) return wait_outcome::failed(errc::protocol_error);
+      server_before_ = value;
+      return wait_outcome::next(lock_steps::attempt);
+    }
+    if (s == lock_steps::verify) {
+      if (!count) return wait_outcome::unknown();  // an answer that is not a count
+      if (value <= server_before_) {
+        server_before_ = value;
+        return wait_outcome::busy(0);  // it did not run (or was undone by expiry): try again
+      }
+      server_count_ = value;
+      // Ours. If the attempt was sent longer ago than a renewal period, refresh the lease first: after
+      // an outage that can be longer ago than the watchdog can bridge.
+      const std::int64_t lease_ms = requested_lease_ms_ > 0 ? requested_lease_ms_ : core_.watchdog_ms();
+      if (port::monotonic_ns() - sent_ns_ >= lease_ms * ms_to_ns / 3) return wait_outcome::next(lock_steps::refresh);
+      return owned();
+    }
+    if (s == lock_steps::refresh) {
+      if (reply_.what != scalar_reply::kind::integer) return wait_outcome::unknown();
+      if (reply_.value != 1) return wait_outcome::busy(0);  // lapsed between the check and the refresh
+      return owned();
+    }
+    if (s == lock_steps::fetch_token) {
+      if (reply_.what != scalar_reply::kind::integer || reply_.value < 1) return wait_outcome::unknown();
+      return wait_outcome::acquired(reply_.value);
+    }
+    return wait_outcome::done(0);  // give_up: best effort (stale entries expire anyway)
+  }
+
+  // A verified hold is ours; the fenced lock's token is the counter's value (only a holder increments it).
+  wait_outcome owned() const {
+    return proto_->hands_out_tokens() ? wait_outcome::next(lock_steps::fetch_token) : wait_outcome::acquired(1);
+  }
+
+  void conclude(const wait_action& end, std::error_code ec, wait_op_base& op) override {
+    std::int64_t value = end.value;
+    if (end.unknown) core_.note_unknown(names_->name, owner_, proto_->field(), requested_lease_ms_, sent_ns_);
+    if (end.acquired) {
+      const std::uint32_t held =
+          core_.record_acquired(names_->name, owner_, proto_->field(), requested_lease_ms_, sent_ns_, server_count_);
+      if (held == hold_table::none || end.give_back) {
+        // Untracked (table full) or unwanted: give it back (shutdown sends it before it closes).
+        release_quietly(core_, names_, owner_);
+        if (held == hold_table::none) ec = errc::held_table_full;
+        value = 0;
+      }
+    }
+    completion* done = done_;
+    done_ = nullptr;
+    names_.reset();
+    op.recycle();
+    done->complete(ec, value);
+  }
+
+  wait_op_base& op_;
+  client_core& core_;
+  std::shared_ptr<const lock_names> names_;
+  const lock_protocol* proto_ = nullptr;
+  std::string channel_;  // the channel this waiter parks on
+  std::int64_t owner_ = 0;
+  decimal owner_digits_;
+  std::int64_t requested_lease_ms_ = 0;
+  decimal lease_;
+  decimal queue_wait_;  // fair lock: how long our queue entry lasts
+  decimal now_;         // fair lock: the wall clock when the attempt was sent
+  bool no_wait_ = false;
+  std::int64_t server_before_ = 0;  // the owner's count on the server before our attempt
+  std::int64_t server_count_ = 0;   // ... once acquired
+  std::int64_t sent_ns_ = 0;
+  backoff_state backoff_;
+  acquire_reply attempt_reply_;
+  scalar_reply reply_;
+  completion* done_ = nullptr;
+};
+
+}  // namespace
+
+op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+                     std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
+  if (refuse_operation(core, done)) return {};
+  if (!valid_lease_ms(lease_ms)) {  // checked before anything is written (lua/include/lease_guard.lua)
+    core.complete_later(done, errc::invalid_argument);
+    return {};
+  }
+  return core.pools.of<wait_op<lock_attempt>>().take(core)->start(names, owner, wait_ms, lease_ms, done);
+}
+
+}  // namespace deadbolt::detail

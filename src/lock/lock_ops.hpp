@@ -1,0 +1,17 @@
+// What the lock operations (src/lock/lock_ops.cpp) offer the acquire (src/lock/lock_attempt.cpp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "deadbolt/detail/engine.hpp"
+#include "detail/client_core.hpp"
+
+namespace deadbolt::detail {
+
+/// Completes `done` later with the configuration error, or shutting_down after shutdown(): true if it did.
+bool refuse_operation(client_core& core, completion& done);
+/// Releases one hold of `owner` that nobody wants (an acquisition given back); nobody waits for it.
+void release_quietly(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner);
+
+}  // namespace deadbolt::detail
