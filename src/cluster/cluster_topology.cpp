@@ -104,9 +104,13 @@ void cluster_topology::submit(request& r) {
   route(r);
 }
 
+std::uint16_t cluster_topology::owner_of(const request& r) const {
+  if (!layout_known_) return slot_table::no_node;
+  return slots_->node_of(r.route_key.empty() ? 0 : key_slot(r.route_key));
+}
+
 void cluster_topology::route(request& r) {
-  std::uint16_t index = slot_table::no_node;
-  if (layout_known_) index = slots_->node_of(r.route_key.empty() ? 0 : key_slot(r.route_key));
+  const std::uint16_t index = owner_of(r);
   if (index == slot_table::no_node) return park(r);
   send(*nodes_[index], r);
 }
@@ -150,8 +154,7 @@ void cluster_topology::on_park_timer() {
       r->on_done(!layout_known_ && last_refresh_error_ ? last_refresh_error_ : make_error_code(errc::cluster_down));
       continue;
     }
-    std::uint16_t index = slot_table::no_node;
-    if (layout_known_) index = slots_->node_of(r->route_key.empty() ? 0 : key_slot(r->route_key));
+    const std::uint16_t index = owner_of(*r);
     if (index == slot_table::no_node) {
       parked_.push_back(*r);
     } else {

@@ -42,6 +42,8 @@ class cluster_topology final : public topology {
   static constexpr std::uint8_t max_redirects = 5;
 
   node* node_for(const server_address& where);
+  /// The node serving r's key (any node's slot 0 when it has none), or no_node.
+  std::uint16_t owner_of(const request& r) const;
   void route(request& r);
   void send(node& n, request& r);
   void park(request& r);

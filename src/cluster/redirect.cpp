@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cluster/key_slot.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "detail/address_source.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -19,12 +19,6 @@ std::optional<std::uint32_t> parse_number(std::string_view text, std::uint32_t m
 }
 
 }  // namespace
-
-bool is_ip_literal(std::string_view host) noexcept {
-  std::error_code not_numeric;
-  asio::ip::make_address(std::string(host), not_numeric);
-  return !not_numeric;
-}
 
 std::optional<server_address> parse_host_port(std::string_view text) {
   const auto colon = text.rfind(':');

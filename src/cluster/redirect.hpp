@@ -28,7 +28,4 @@ std::optional<redirect> parse_redirect(std::string_view error_text, std::string_
 /// brackets ("[::1]:7000"). The host may be empty ("":7000 or ":7000"). Nothing when the port is bad.
 std::optional<server_address> parse_host_port(std::string_view text);
 
-/// A numeric IPv4/IPv6 address literal (no resolver needed to connect to it).
-bool is_ip_literal(std::string_view host) noexcept;
-
 }  // namespace deadbolt::detail

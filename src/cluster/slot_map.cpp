@@ -6,6 +6,7 @@
 #include "cluster/key_slot.hpp"
 #include "cluster/redirect.hpp"
 #include "deadbolt/error.hpp"
+#include "detail/address_source.hpp"
 
 namespace deadbolt::detail {
 namespace {

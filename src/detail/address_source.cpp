@@ -1,5 +1,7 @@
 #include "detail/address_source.hpp"
 
+#include <string>
+
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/asio.hpp"
 
@@ -24,10 +26,14 @@ server_address address_of(const endpoint& ep) {
   }
   where.host = ep.host;
   where.port = ep.port;
-  std::error_code not_numeric;
-  asio::ip::make_address(ep.host, not_numeric);
-  where.numeric = !not_numeric;
+  where.numeric = is_ip_literal(ep.host);
   return where;
+}
+
+bool is_ip_literal(std::string_view host) noexcept {
+  std::error_code not_numeric;
+  asio::ip::make_address(std::string(host), not_numeric);
+  return !not_numeric;
 }
 
 }  // namespace deadbolt::detail

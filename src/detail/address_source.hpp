@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -46,5 +47,8 @@ class static_addresses final : public address_source {
 
 /// The address part of a parsed URL (credentials and database stay with the login).
 server_address address_of(const endpoint& ep);
+
+/// A numeric IPv4/IPv6 address literal (no resolver needed to connect to it).
+bool is_ip_literal(std::string_view host) noexcept;
 
 }  // namespace deadbolt::detail

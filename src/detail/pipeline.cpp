@@ -98,9 +98,9 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
     return {};
   }
   if (redirect_ != nullptr && is_cluster_redirect(n)) {
-    // The command did not run on this node: the topology sends it elsewhere (or fails it).
+    // The command did not run on this node: the topology sends it elsewhere (or fails it). A
+    // top-level error is a whole reply, so nothing more of it follows.
     sent_.pop_front();
-    if (!end_of_reply) return errc::protocol_error;
     redirect_->on_redirect(*r, n.value);
     return {};
   }
