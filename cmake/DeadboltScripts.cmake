@@ -35,7 +35,10 @@ function(deadbolt_embed_scripts target script_dir)
       message(FATAL_ERROR "${file} contains the raw-string delimiter )lua\"")
     endif()
     string(APPEND decls "extern const script ${stem};\n")
-    string(APPEND defs "const script ${stem}{\"${stem}\", \"${sha}\", R\"lua(${body})lua\"};\n")
+    # Each script's text is an array of its own (not a string literal, which would share a section
+    # with every other literal), so a static link with --gc-sections keeps only the scripts it calls.
+    string(APPEND defs "constexpr char ${stem}_sha1[] = \"${sha}\";\nconstexpr char ${stem}_body[] = R\"lua(${body})lua\";\n")
+    string(APPEND defs "const script ${stem}{\"${stem}\", {${stem}_sha1, sizeof ${stem}_sha1 - 1}, {${stem}_body, sizeof ${stem}_body - 1}};\n")
   endforeach()
   set(header "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#pragma once\n\n#include \"detail/script.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${decls}}  // namespace deadbolt::detail::scripts\n")
   set(source "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#include \"scripts.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${defs}}  // namespace deadbolt::detail::scripts\n")

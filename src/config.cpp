@@ -162,6 +162,7 @@ std::error_code config::validate(endpoint& ep) const {
     }
     if (not_numeric) return errc::no_resolver;
   }
+  if (ep.is_cluster() && !DEADBOLT_HAS_CLUSTER) return errc::not_built;
   if (ep.cluster_seeds.size() > max_cluster_nodes) return errc::invalid_config;
   using std::chrono::milliseconds;
   const bool ok = connect_timeout > milliseconds(0) && command_timeout > milliseconds(0) &&

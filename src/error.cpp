@@ -39,6 +39,7 @@ class category final : public std::error_category {
       case errc::cluster_down:
         return "Redis Cluster: no node served the key's slot in time (CLUSTERDOWN, TRYAGAIN or no layout)";
       case errc::redirect_loop: return "Redis Cluster: the nodes kept redirecting the command to each other";
+      case errc::not_built: return "this build leaves out what the URL asks for (built with DEADBOLT_CLUSTER=OFF)";
     }
     return "unknown deadbolt error";
   }

@@ -34,6 +34,7 @@ enum class errc {
   node_table_full,      ///< Redis Cluster: config::max_cluster_nodes nodes are already known
   cluster_down,         ///< Redis Cluster: no node served the key's slot (CLUSTERDOWN, TRYAGAIN, no layout) in time
   redirect_loop,        ///< Redis Cluster: the nodes kept redirecting the command to each other
+  not_built,            ///< the URL needs a part this build leaves out (DEADBOLT_CLUSTER=OFF)
 };
 
 const std::error_category& deadbolt_category() noexcept;

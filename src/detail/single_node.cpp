@@ -1,6 +1,8 @@
 #include "detail/single_node.hpp"
 
+#if DEADBOLT_HAS_CLUSTER
 #include "cluster/cluster_topology.hpp"
+#endif
 
 namespace deadbolt::detail {
 
@@ -37,7 +39,9 @@ void single_node::close() {
 }
 
 std::unique_ptr<topology> make_topology(const asio::any_io_executor& ex, const endpoint& ep, const config& cfg) {
+#if DEADBOLT_HAS_CLUSTER
   if (ep.is_cluster()) return std::make_unique<cluster_topology>(ex, ep, cfg);
+#endif
   return std::make_unique<single_node>(ex, ep, cfg);
 }
 

@@ -253,6 +253,16 @@ TEST_CASE("config::validate") {
     CHECK(cfg.validate(ep) == errc::no_resolver);
 #endif
   }
+  SUBCASE("a cluster URL needs a build with Redis Cluster support") {
+    deadbolt::config cfg;
+    cfg.url = "redis+cluster://127.0.0.1:7000,127.0.0.1:7001";
+    endpoint ep;
+#if DEADBOLT_TEST_CLUSTER
+    CHECK_FALSE(cfg.validate(ep));
+#else
+    CHECK(cfg.validate(ep) == errc::not_built);
+#endif
+  }
   SUBCASE("a bad URL is invalid_url, not invalid_config") {
     deadbolt::config cfg;
     cfg.url = "rediss://host";

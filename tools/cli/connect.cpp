@@ -36,6 +36,10 @@ int report_error(const options& o, std::error_code ec, const std::string& doing)
                  where(o).c_str());
     return exit_usage;
   }
+  if (ec == deadbolt::errc::not_built) {
+    std::fprintf(stderr, "deadbolt: %s: %s\n", where(o).c_str(), ec.message().c_str());
+    return exit_usage;
+  }
   if (ec == deadbolt::errc::invalid_config) {  // the options are checked first; kept for safety
     std::fprintf(stderr, "deadbolt: invalid configuration (%s)\n", ec.message().c_str());
     return exit_usage;
