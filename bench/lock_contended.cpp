@@ -1,12 +1,14 @@
 // lock_contended (P2): threads on the blocking API contend for one lock with lock() / unlock() (a fixed
-// lease, so the watchdog sends nothing) for a fixed time. Counts acquisitions per second against P1's
-// limit (redis-benchmark -c 1 -P 1 EVALSHA rate / 2), and acquire-script runs per acquisition from the
-// server's INFO commandstats. First with one blocking_client shared by the threads (the headline
-// figures), then with one blocking_client per thread, then one thread alone (the blocking API's own
-// ceiling, without contention). Prints one summary line last:
-//   lock_contended ratio=… attempts_per_acquisition=… acquisitions_per_s=… raw_evalsha_per_s=… threads=…
-//                  clients=shared fairness=… per_thread_ratio=… per_thread_attempts_per_acquisition=…
-//                  per_thread_acquisitions_per_s=… per_thread_fairness=… single_thread_ratio=…
+// lease, so the watchdog sends nothing). Counts acquisitions per second against P1's limit (the c1P1
+// EVALSHA rate / 2), and acquire-script runs per acquisition from the server's INFO commandstats. Each
+// slice runs three phases of --slice-ms: one blocking_client shared by the threads (the headline
+// figures), one blocking_client per thread, one thread alone (the blocking API's own ceiling, without
+// contention); every phase sits between two raw slices (EVALSHA c1P1 through hiredis) and is compared
+// with their mean, so a machine whose speed drifts gives stable ratios. The medians over the slices:
+//   lock_contended ratio=… ratio_p25=… ratio_p75=… slices=… attempts_per_acquisition=… acquisitions_per_s=…
+//                  raw_evalsha_per_s=… redis_benchmark_evalsha_per_s=… threads=… clients=shared fairness=…
+//                  per_thread_ratio=… per_thread_attempts_per_acquisition=… per_thread_acquisitions_per_s=…
+//                  per_thread_fairness=… single_thread_ratio=…
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -103,14 +105,35 @@ run_result contend(deadbolt::bench::server_probe& probe, const deadbolt::config&
   return r;
 }
 
+// The ratios of one phase across the slices: each slice against the mean of the raw slices on its sides.
+struct phase {
+  std::vector<double> ratios;
+  std::vector<run_result> runs;
+  std::uint64_t acquisitions = 0, acquire_scripts = 0;
+  void add(const run_result& r, double raw_per_s) {
+    runs.push_back(r);
+    ratios.push_back(r.acquisitions_per_s / (raw_per_s / 2));
+    acquisitions += r.acquisitions;
+    acquire_scripts += r.acquire_scripts;
+  }
+  const run_result& median_run() const { return runs[deadbolt::bench::median_index(ratios)]; }
+  double median() const { return ratios[deadbolt::bench::median_index(ratios)]; }
+  double quantile(double q) const {
+    std::vector<double> v = ratios;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+  }
+  double attempts() const { return static_cast<double>(acquire_scripts) / static_cast<double>(acquisitions); }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const deadbolt::bench::options opt(argc, argv, bench_name);
   const int port = static_cast<int>(opt.get("port", 0L));
-  const long rounds = opt.get("rounds", 5L);
+  const long slices = opt.get("slices", 20L);
   const int threads = static_cast<int>(opt.get("threads", 4L));
-  const double seconds = static_cast<double>(opt.get("ms", 1500L)) / 1000.0;
+  const double slice_s = static_cast<double>(opt.get("slice-ms", 400L)) / 1000.0;
   const long raw_requests = opt.get("raw-requests", 50000L);
   const long lease_ms = opt.get("lease-ms", 30000L);
 
@@ -119,49 +142,42 @@ int main(int argc, char** argv) {
   deadbolt::config cfg;
   cfg.url = "redis://127.0.0.1:" + std::to_string(port);
 
-  std::fprintf(stderr, "%s: %ld rounds of: %d threads for %.1f s on one shared client, then on a client each, "
-               "then one thread alone; %ld ms lease; raw c1P1 (%ld requests) before and after each round\n",
-               bench_name, rounds, threads, seconds, lease_ms, raw_requests);
-  // Every round's client phases are bracketed by raw measurements (the one after a round is the one
-  // before the next); the round's limit is their mean / 2.
-  double raw_before = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
-  std::vector<double> raws, shared_ratios, own_ratios, single_ratios;
-  std::vector<run_result> shared, own;
-  std::uint64_t shared_acq = 0, shared_scripts = 0, own_acq = 0, own_scripts = 0;
-  for (long r = 0; r < rounds; ++r) {
-    const run_result s = contend(probe, cfg, threads, true, seconds, lease_ms);
-    const run_result o = contend(probe, cfg, threads, false, seconds, lease_ms);
-    const run_result one = contend(probe, cfg, 1, true, seconds / 2, lease_ms);
-    const double raw_after = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
-    const double raw_r = (raw_before + raw_after) / 2;
-    raw_before = raw_after;
-    raws.push_back(raw_r);
-    shared.push_back(s);
-    own.push_back(o);
-    shared_ratios.push_back(s.acquisitions_per_s / (raw_r / 2));
-    own_ratios.push_back(o.acquisitions_per_s / (raw_r / 2));
-    single_ratios.push_back(one.acquisitions_per_s / (raw_r / 2));
-    shared_acq += s.acquisitions;
-    shared_scripts += s.acquire_scripts;
-    own_acq += o.acquisitions;
-    own_scripts += o.acquire_scripts;
-    std::fprintf(stderr, "%s: round %ld: raw %.0f EVALSHA/s; shared client %.0f acquisitions/s, ratio %.3f, %.3f "
-                 "attempts each, per thread %s; a client per thread %.0f acquisitions/s, ratio %.3f, %.3f attempts "
-                 "each, per thread %s; one thread alone %.0f acquisitions/s, ratio %.3f\n",
-                 bench_name, r + 1, raw_r, s.acquisitions_per_s, shared_ratios.back(),
-                 static_cast<double>(s.acquire_scripts) / static_cast<double>(s.acquisitions), s.per_thread.c_str(),
-                 o.acquisitions_per_s, own_ratios.back(),
-                 static_cast<double>(o.acquire_scripts) / static_cast<double>(o.acquisitions), o.per_thread.c_str(),
-                 one.acquisitions_per_s, single_ratios.back());
+  std::fprintf(stderr, "%s: %ld slices of: %d threads for %.0f ms on one shared client, then on a client each, then "
+               "one thread alone, each phase between two raw slices (EVALSHA c1P1 through hiredis); %ld ms lease\n",
+               bench_name, slices, threads, slice_s * 1000, lease_ms);
+  // redis-benchmark once, for reference: the in-process raw slices should agree with it.
+  const double redis_benchmark = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
+  const std::string raw_key = "bench-contended-raw", raw_owner = "owner:1", raw_lease = std::to_string(lease_ms);
+  auto raw = [&] { return probe.raw_slice_per_s(sha, raw_key, raw_lease, raw_owner, slice_s); };
+  phase shared, own, single;
+  std::vector<double> raws;
+  double raw_before = raw();
+  for (long i = 0; i < slices; ++i) {
+    const run_result s = contend(probe, cfg, threads, true, slice_s, lease_ms);
+    const double raw_1 = raw();
+    const run_result o = contend(probe, cfg, threads, false, slice_s, lease_ms);
+    const double raw_2 = raw();
+    const run_result one = contend(probe, cfg, 1, true, slice_s, lease_ms);
+    const double raw_3 = raw();
+    shared.add(s, (raw_before + raw_1) / 2);
+    own.add(o, (raw_1 + raw_2) / 2);
+    single.add(one, (raw_2 + raw_3) / 2);
+    for (double r : {raw_before, raw_1, raw_2}) raws.push_back(r);
+    raw_before = raw_3;
+    std::fprintf(stderr, "%s: slice %ld: shared client ratio %.3f (%.0f/s, per thread %s), a client per thread ratio "
+                 "%.3f (%.0f/s, per thread %s), one thread alone ratio %.3f; raw %.0f %.0f %.0f %.0f EVALSHA/s\n",
+                 bench_name, i + 1, shared.ratios.back(), s.acquisitions_per_s, s.per_thread.c_str(),
+                 own.ratios.back(), o.acquisitions_per_s, o.per_thread.c_str(), single.ratios.back(),
+                 raws[raws.size() - 3], raw_1, raw_2, raw_3);
   }
-  const std::size_t m = deadbolt::bench::median_index(shared_ratios);
-  const std::size_t o = deadbolt::bench::median_index(own_ratios);
-  std::printf("%s ratio=%.3f attempts_per_acquisition=%.3f acquisitions_per_s=%.0f raw_evalsha_per_s=%.0f threads=%d "
+  probe.del(raw_key);
+  std::printf("%s ratio=%.3f ratio_p25=%.3f ratio_p75=%.3f slices=%ld attempts_per_acquisition=%.3f "
+              "acquisitions_per_s=%.0f raw_evalsha_per_s=%.0f redis_benchmark_evalsha_per_s=%.0f threads=%d "
               "clients=shared fairness=%.2f per_thread_ratio=%.3f per_thread_attempts_per_acquisition=%.3f "
               "per_thread_acquisitions_per_s=%.0f per_thread_fairness=%.2f single_thread_ratio=%.3f\n",
-              bench_name, shared_ratios[m], static_cast<double>(shared_scripts) / static_cast<double>(shared_acq),
-              shared[m].acquisitions_per_s, raws[m], threads, shared[m].fairness, own_ratios[o],
-              static_cast<double>(own_scripts) / static_cast<double>(own_acq), own[o].acquisitions_per_s,
-              own[o].fairness, single_ratios[deadbolt::bench::median_index(single_ratios)]);
+              bench_name, shared.median(), shared.quantile(0.25), shared.quantile(0.75), slices, shared.attempts(),
+              shared.median_run().acquisitions_per_s, raws[deadbolt::bench::median_index(raws)], redis_benchmark,
+              threads, shared.median_run().fairness, own.median(), own.attempts(), own.median_run().acquisitions_per_s,
+              own.median_run().fairness, single.median());
   return 0;
 }
