@@ -3,11 +3,13 @@
 // limit of one unpipelined connection: EVALSHA of the acquire script one request at a time, whose
 // rate / 2 is what a pair of round trips can reach. The machine's speed drifts within seconds, so raw
 // and client run in short interleaved slices and each client slice is compared with the mean of the
-// raw slices on either side; the summary gives the median of those ratios and their spread:
+// raw slices on either side; the summary gives the median of those ratios and their spread. The same
+// pairs through the blocking API (a blocking_client, this thread the caller) are a third kind of slice:
 //   lock_uncontended ratio=… ratio_p25=… ratio_p75=… slices=… allocs_per_pair=… pairs_per_s=…
 //                    raw_evalsha_per_s=… redis_benchmark_evalsha_per_s=… commands_per_pair=…
 //                    client_cpu_us_per_pair=… watchdog_ratio=… watchdog_ratio_p25=… watchdog_ratio_p75=…
-//                    watchdog_allocs_per_pair=… watchdog_pairs_per_s=…
+//                    watchdog_allocs_per_pair=… watchdog_pairs_per_s=… blocking_ratio=… blocking_ratio_p25=…
+//                    blocking_ratio_p75=… blocking_allocs_per_pair=… blocking_pairs_per_s=…
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "deadbolt/blocking.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/port/asio.hpp"
 #include "server_probe.hpp"
@@ -90,7 +93,32 @@ class pair_chain {
   std::string error_;
 };
 
-// One side (fixed lease or watchdog) over all its slices.
+// The same pairs through the blocking API, from this thread: try_lock_for(0, lease) -> unlock -> ...
+// Allocations are counted on every thread (the caller's and the blocking client's loop).
+run_result blocking_pairs(deadbolt::blocking_lock& lock, std::chrono::milliseconds lease, long warm, double seconds) {
+  std::error_code ec;
+  auto pair = [&] {
+    if (!lock.try_lock_for(0ms, lease, ec) || ec) {
+      deadbolt::bench::die(bench_name, ec ? "blocking lock: " + ec.message() : "blocking lock: not acquired");
+    }
+    lock.unlock(ec);
+    if (ec) deadbolt::bench::die(bench_name, "blocking unlock: " + ec.message());
+  };
+  for (long i = 0; i < warm; ++i) pair();
+  deadbolt::bench::start_counting_allocations();
+  const clock_type::time_point start = clock_type::now();
+  const double cpu_start = deadbolt::bench::process_cpu_us();
+  long pairs = 0;
+  do {
+    pair();
+    ++pairs;
+  } while (deadbolt::bench::seconds_since(start) < seconds);
+  const std::size_t allocations = deadbolt::bench::stop_counting_allocations();
+  const double elapsed = deadbolt::bench::seconds_since(start);
+  return {static_cast<double>(pairs) / elapsed, allocations, deadbolt::bench::process_cpu_us() - cpu_start, pairs};
+}
+
+// One side (fixed lease, watchdog or blocking) over all its slices.
 struct side {
   std::vector<double> ratios;
   std::vector<run_result> runs;
@@ -138,18 +166,22 @@ int main(int argc, char** argv) {
   io.run();
   if (connect_error) deadbolt::bench::die(bench_name, "connect: " + connect_error.message());
   const deadbolt::reentrant_lock lock = client.lock("bench-uncontended");
+  deadbolt::blocking_client blocking_client(cfg);
+  if (const std::error_code ec = blocking_client.connect()) deadbolt::bench::die(bench_name, "blocking connect: " + ec.message());
+  deadbolt::blocking_lock blocking_lock = blocking_client.lock("bench-uncontended-blocking");
 
-  std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease and with the watchdog, every one between "
-               "two raw slices (EVALSHA c1P1 through hiredis); %ld warm-up pairs first\n", bench_name, slices,
+  std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease, with the watchdog and through the blocking "
+               "API, every one between two raw slices (EVALSHA c1P1 through hiredis); %ld warm-up pairs first\n", bench_name, slices,
                slice_s * 1000, lease_ms, warm);
   // redis-benchmark once, for reference: the in-process raw slices should agree with it.
   const double redis_benchmark = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
   pair_chain(io, lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
   pair_chain(io, lock, 0ms, warm, 0).run();
+  blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), warm, 0);
 
   const std::string raw_key = "bench-raw-slices", raw_owner = "owner:1", raw_lease = std::to_string(lease_ms);
   auto raw = [&] { return probe.raw_slice_per_s(sha, raw_key, raw_lease, raw_owner, slice_s); };
-  side leased, watchdog;
+  side leased, watchdog, blocking;
   std::vector<double> raws;
   std::uint64_t evalsha = 0, dels = 0;
   long leased_pairs = 0;
@@ -168,9 +200,13 @@ int main(int argc, char** argv) {
     const run_result b = pair_chain(io, lock, 0ms, slice_warm, slice_s).run();
     const double raw_after = raw();
     watchdog.add(b, (raw_middle + raw_after) / 2);
+    const run_result c = blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s);
+    const double raw_last = raw();
+    blocking.add(c, (raw_after + raw_last) / 2);
     raws.push_back(raw_before);
     raws.push_back(raw_middle);
-    raw_before = raw_after;
+    raws.push_back(raw_after);
+    raw_before = raw_last;
   }
   probe.del(raw_key);
   // Top-level commands per leased pair: the EVALSHAs, plus DELs beyond the one the unlock script runs
@@ -180,15 +216,18 @@ int main(int argc, char** argv) {
       static_cast<double>(leased_pairs);
   const std::size_t m = deadbolt::bench::median_index(leased.ratios);
   const std::size_t w = deadbolt::bench::median_index(watchdog.ratios);
+  const std::size_t b = deadbolt::bench::median_index(blocking.ratios);
   const double raw_median = raws[deadbolt::bench::median_index(raws)];
   std::printf("%s ratio=%.3f ratio_p25=%.3f ratio_p75=%.3f slices=%ld allocs_per_pair=%.3f pairs_per_s=%.0f "
               "raw_evalsha_per_s=%.0f redis_benchmark_evalsha_per_s=%.0f commands_per_pair=%.2f "
               "client_cpu_us_per_pair=%.2f watchdog_ratio=%.3f watchdog_ratio_p25=%.3f watchdog_ratio_p75=%.3f "
-              "watchdog_allocs_per_pair=%.3f watchdog_pairs_per_s=%.0f\n",
+              "watchdog_allocs_per_pair=%.3f watchdog_pairs_per_s=%.0f blocking_ratio=%.3f blocking_ratio_p25=%.3f "
+              "blocking_ratio_p75=%.3f blocking_allocs_per_pair=%.3f blocking_pairs_per_s=%.0f\n",
               bench_name, leased.ratios[m], leased.quantile(0.25), leased.quantile(0.75), slices,
               leased.allocs_per_pair, leased.runs[m].pairs_per_s, raw_median, redis_benchmark, commands_per_pair,
               leased.runs[m].cpu_us / static_cast<double>(std::max(leased.runs[m].pairs, 1L)),
               watchdog.ratios[w], watchdog.quantile(0.25), watchdog.quantile(0.75), watchdog.allocs_per_pair,
-              watchdog.runs[w].pairs_per_s);
+              watchdog.runs[w].pairs_per_s, blocking.ratios[b], blocking.quantile(0.25), blocking.quantile(0.75),
+              blocking.allocs_per_pair, blocking.runs[b].pairs_per_s);
   return 0;
 }
