@@ -207,8 +207,11 @@ void client_core::drain(std::int64_t until_ns) {
 
 // ---- entry points --------------------------------------------------------------------------------
 
-std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg) {
-  return std::make_shared<client_core>(ex, cfg);
+std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg,
+                                              std::shared_ptr<void> keep_alive) {
+  auto core = std::make_shared<client_core>(ex, cfg);
+  core->keep_alive = std::move(keep_alive);
+  return core;
 }
 
 void shutdown(client_core& core) {
@@ -229,6 +232,7 @@ void shutdown(client_core& core) {
 
 std::error_code config_error(const client_core& core) { return core.config_error; }
 const std::string& client_id(const client_core& core) { return core.id; }
+std::chrono::milliseconds watchdog_lease(const client_core& core) { return core.cfg.watchdog_timeout; }
 void set_lease_lost_handler(client_core& core, lease_lost_handler handler) {
   if (!core.stopped) core.on_lost = std::move(handler);  // after shutdown it would never be called, only kept
 }

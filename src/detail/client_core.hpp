@@ -11,7 +11,6 @@
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/port/asio.hpp"
-#include "detail/blocking_gate.hpp"
 #include "detail/holds.hpp"
 #include "detail/op_pool.hpp"
 #include "detail/subscriber.hpp"
@@ -37,7 +36,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
   ~client_core();
 
   /// What must outlive everything below (declared first: destroyed last): the blocking client's
-  /// io_context, which handles may outlive the client with.
+  /// io_context, which handles may outlive the client with (make_client_core).
   std::shared_ptr<void> keep_alive;
 
   /// Sends a request to the node that serves r.route_key (connecting first if needed).
@@ -86,8 +85,6 @@ class client_core : public std::enable_shared_from_this<client_core> {
   void stop_waiters();
   /// Polls until the connections have nothing queued or in flight, then closes.
   void drain(std::int64_t until_ns);
-
-  blocking_gate gate;  ///< for the blocking facade (src/blocking.cpp)
 
   hold_table holds;
   lease_lost_handler on_lost;

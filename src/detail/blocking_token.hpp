@@ -1,0 +1,183 @@
+// The blocking facade's one completion token. A blocking call is the async operation run with it:
+//
+//   std::error_code ec;
+//   bool got = async_lock.async_try_lock(owner, wait, lease, blocking_token(gate, ec));
+//
+// The operation is initiated on the calling thread with the gates of the clients involved held
+// (src/detail/blocking_gate.hpp: errc::would_deadlock on a loop's own thread, errc::shutting_down once
+// a blocking_client is gone, and then nothing starts); its handler stores the result and wakes the
+// caller, who waits on its own stack. The value is returned, the error code goes to `ec`.
+//
+// The handler's associated allocator is a slot inside the waiter, so the completion object the engine
+// makes for it (handler_completion, include/deadbolt/detail/async.hpp) costs no heap: the caller's
+// thread would allocate it and the loop's free it, which a per-thread cache cannot recycle.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <new>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+#include "deadbolt/port/asio_config.hpp"
+
+#include <asio/async_result.hpp>
+
+#include "detail/blocking_gate.hpp"
+
+namespace deadbolt::detail {
+
+class blocking_token {
+ public:
+  /// A call through one client.
+  blocking_token(blocking_gate& gate, std::error_code& ec) noexcept : one_(&gate), ec_(ec) {}
+  /// A call through several clients (a composite's members): their gates in address order, no duplicates.
+  blocking_token(blocking_gate* const* gates, std::size_t n, std::error_code& ec) noexcept
+      : many_(gates), n_(n), ec_(ec) {}
+
+  template <typename Start>
+  std::error_code enter(Start&& start) const {
+    return many_ != nullptr ? through_gates(many_, n_, std::forward<Start>(start))
+                            : through_gates(&one_, 1, std::forward<Start>(start));
+  }
+  std::error_code& ec() const noexcept { return ec_; }
+
+ private:
+  blocking_gate* one_ = nullptr;
+  blocking_gate* const* many_ = nullptr;
+  std::size_t n_ = 0;
+  std::error_code& ec_;
+};
+
+/// Room for one completion object, inside the waiter (a larger or second one goes to the heap).
+class blocking_slot {
+ public:
+  void* take(std::size_t size, std::size_t align) {
+    if (used_ || size > sizeof storage_ || align > alignof(std::max_align_t)) return ::operator new(size);
+    used_ = true;
+    return storage_;
+  }
+  void give_back(void* p) noexcept {
+    if (p == static_cast<void*>(storage_)) {
+      used_ = false;
+    } else {
+      ::operator delete(p);
+    }
+  }
+
+ private:
+  alignas(std::max_align_t) unsigned char storage_[256];
+  bool used_ = false;
+};
+
+template <typename T>
+class blocking_slot_allocator {
+ public:
+  using value_type = T;
+  explicit blocking_slot_allocator(blocking_slot& s) noexcept : slot_(&s) {}
+  template <typename U>
+  blocking_slot_allocator(const blocking_slot_allocator<U>& other) noexcept : slot_(other.slot()) {}
+
+  T* allocate(std::size_t n) { return static_cast<T*>(slot_->take(n * sizeof(T), alignof(T))); }
+  void deallocate(T* p, std::size_t) noexcept { slot_->give_back(p); }
+  blocking_slot* slot() const noexcept { return slot_; }
+
+  template <typename U>
+  bool operator==(const blocking_slot_allocator<U>& o) const noexcept { return slot_ == o.slot(); }
+  template <typename U>
+  bool operator!=(const blocking_slot_allocator<U>& o) const noexcept { return slot_ != o.slot(); }
+
+ private:
+  blocking_slot* slot_;
+};
+
+/// What a signature without a value leaves in the waiter.
+struct no_value {};
+
+/// The calling thread waits here; the handler (on a loop thread) fills it in.
+template <typename Value>
+class blocking_waiter {
+ public:
+  void set(std::error_code ec, Value v) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    ec_ = ec;
+    value_ = std::move(v);
+    done_ = true;
+    ready_.notify_one();  // under the lock: the waiter (and this object) may go as soon as it is released
+  }
+  Value wait(std::error_code& ec) {
+    std::unique_lock<std::mutex> guard(mutex_);
+    ready_.wait(guard, [this] { return done_; });
+    ec = ec_;
+    return std::move(value_);
+  }
+  blocking_slot& slot() noexcept { return slot_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  bool done_ = false;
+  std::error_code ec_;
+  Value value_{};
+  blocking_slot slot_;
+};
+
+template <typename Value>
+class blocking_handler {
+ public:
+  using allocator_type = blocking_slot_allocator<void>;
+
+  explicit blocking_handler(blocking_waiter<Value>& w) noexcept : waiter_(&w) {}
+  allocator_type get_allocator() const noexcept { return allocator_type(waiter_->slot()); }
+
+  void operator()(std::error_code ec) { waiter_->set(ec, Value{}); }
+  template <typename Arg>
+  void operator()(std::error_code ec, Arg&& value) {
+    waiter_->set(ec, Value(std::forward<Arg>(value)));
+  }
+
+ private:
+  blocking_waiter<Value>* waiter_;
+};
+
+template <typename... Args>
+struct blocking_value {
+  using type = no_value;
+  using returned = void;
+};
+template <typename Arg>
+struct blocking_value<Arg> {
+  using type = std::decay_t<Arg>;
+  using returned = type;
+};
+
+}  // namespace deadbolt::detail
+
+namespace asio {
+
+template <typename... Args>
+class async_result<deadbolt::detail::blocking_token, void(std::error_code, Args...)> {
+  using value = typename deadbolt::detail::blocking_value<Args...>::type;
+
+ public:
+  using return_type = typename deadbolt::detail::blocking_value<Args...>::returned;
+
+  template <typename Initiation, typename Token, typename... InitArgs>
+  static return_type initiate(Initiation&& initiation, Token&& token, InitArgs&&... args) {
+    deadbolt::detail::blocking_waiter<value> waiter;
+    std::error_code& ec = token.ec();
+    ec = token.enter([&] {
+      std::move(initiation)(deadbolt::detail::blocking_handler<value>(waiter), std::forward<InitArgs>(args)...);
+    });
+    if constexpr (std::is_void_v<return_type>) {
+      if (!ec) waiter.wait(ec);
+    } else {
+      if (ec) return return_type{};
+      return waiter.wait(ec);
+    }
+  }
+};
+
+}  // namespace asio
