@@ -167,12 +167,14 @@ int main(int argc, char** argv) {
   if (connect_error) deadbolt::bench::die(bench_name, "connect: " + connect_error.message());
   const deadbolt::reentrant_lock lock = client.lock("bench-uncontended");
   deadbolt::blocking_client blocking_client(cfg);
-  if (const std::error_code ec = blocking_client.connect()) deadbolt::bench::die(bench_name, "blocking connect: " + ec.message());
+  if (const std::error_code ec = blocking_client.connect()) {
+    deadbolt::bench::die(bench_name, "blocking connect: " + ec.message());
+  }
   deadbolt::blocking_lock blocking_lock = blocking_client.lock("bench-uncontended-blocking");
 
   std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease, with the watchdog and through the blocking "
-               "API, every one between two raw slices (EVALSHA c1P1 through hiredis); %ld warm-up pairs first\n", bench_name, slices,
-               slice_s * 1000, lease_ms, warm);
+               "API, every one between two raw slices (EVALSHA c1P1 through hiredis); %ld warm-up pairs first\n",
+               bench_name, slices, slice_s * 1000, lease_ms, warm);
   // redis-benchmark once, for reference: the in-process raw slices should agree with it.
   const double redis_benchmark = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
   pair_chain(io, lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
