@@ -18,7 +18,7 @@ struct blocking_client::loop {
   std::shared_ptr<asio::io_context> io = std::make_shared<asio::io_context>(1);
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(*io);
   std::unique_ptr<deadbolt::client> async;
-  std::shared_ptr<detail::blocking_gate> gate = std::make_shared<detail::blocking_gate>();
+  std::shared_ptr<detail::blocking_gate> gate = std::make_shared<detail::blocking_gate>(io->get_executor());
   std::thread thread;
 
   explicit loop(const config& cfg) : async(new deadbolt::client(io->get_executor(), cfg, io)) {

@@ -9,15 +9,20 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "deadbolt/error.hpp"
+#include "deadbolt/port/asio.hpp"
 
 namespace deadbolt::detail {
 
 struct blocking_gate {
+  explicit blocking_gate(asio::io_context::executor_type l) : loop(std::move(l)) {}
+
   std::mutex mutex;
   bool open = true;              ///< false once the blocking_client is being destroyed
   std::thread::id loop_thread;   ///< the thread running the client's loop
+  asio::io_context::executor_type loop;  ///< where blocking calls start their operations
 };
 
 /// Runs `start` (which hands work to the loops) with every gate of `gates` held, unless the call must

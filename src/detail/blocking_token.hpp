@@ -3,14 +3,17 @@
 //   std::error_code ec;
 //   bool got = async_lock.async_try_lock(owner, wait, lease, blocking_token(gate, ec));
 //
-// The operation is initiated on the calling thread with the gates of the clients involved held
-// (src/detail/blocking_gate.hpp: errc::would_deadlock on a loop's own thread, errc::shutting_down once
-// a blocking_client is gone, and then nothing starts); its handler stores the result and wakes the
-// caller, who waits on its own stack. The value is returned, the error code goes to `ec`.
+// With the gates of the clients involved held (src/detail/blocking_gate.hpp: errc::would_deadlock on a
+// loop's own thread, errc::shutting_down once a blocking_client is gone, and then nothing starts), the
+// call posts the operation's initiation to a client's loop, where it starts; its handler stores the
+// result and wakes the caller, who waits on its own stack. The value is returned, the error code goes
+// to `ec`.
 //
-// The handler's associated allocator is a slot inside the waiter, so the completion object the engine
-// makes for it (handler_completion, include/deadbolt/detail/async.hpp) costs no heap: the caller's
-// thread would allocate it and the loop's free it, which a per-thread cache cannot recycle.
+// What the caller's thread would allocate the loop's thread would free, which no per-thread cache can
+// recycle: so the posted initiation and the completion object the engine makes for the handler
+// (handler_completion, include/deadbolt/detail/async.hpp) live in slots inside the waiter (their
+// associated allocator), and a blocking call costs no heap. Started on the loop, the operation's own
+// allocations are the loop thread's, recycled there as an async call's are.
 #pragma once
 
 #include <condition_variable>
@@ -24,6 +27,7 @@
 #include "deadbolt/port/asio_config.hpp"
 
 #include <asio/async_result.hpp>
+#include <asio/post.hpp>
 
 #include "detail/blocking_gate.hpp"
 
@@ -42,6 +46,10 @@ class blocking_token {
     return many_ != nullptr ? through_gates(many_, n_, std::forward<Start>(start))
                             : through_gates(&one_, 1, std::forward<Start>(start));
   }
+  /// Where the operation starts: the (first) client's loop. Only while the gates are held.
+  const asio::io_context::executor_type& loop() const noexcept {
+    return (many_ != nullptr ? many_[0] : one_)->loop;
+  }
   std::error_code& ec() const noexcept { return ec_; }
 
  private:
@@ -51,25 +59,38 @@ class blocking_token {
   std::error_code& ec_;
 };
 
-/// Room for one completion object, inside the waiter (a larger or second one goes to the heap).
+/// Room inside the waiter for what a blocking call allocates: the posted initiation and the handler's
+/// completion object (anything larger, or a third, goes to the heap).
 class blocking_slot {
  public:
   void* take(std::size_t size, std::size_t align) {
-    if (used_ || size > sizeof storage_ || align > alignof(std::max_align_t)) return ::operator new(size);
-    used_ = true;
-    return storage_;
+    if (size <= block_size && align <= alignof(std::max_align_t)) {
+      for (block& b : blocks_) {
+        if (!b.used) {
+          b.used = true;
+          return b.storage;
+        }
+      }
+    }
+    return ::operator new(size);
   }
   void give_back(void* p) noexcept {
-    if (p == static_cast<void*>(storage_)) {
-      used_ = false;
-    } else {
-      ::operator delete(p);
+    for (block& b : blocks_) {
+      if (p == static_cast<void*>(b.storage)) {
+        b.used = false;
+        return;
+      }
     }
+    ::operator delete(p);
   }
 
  private:
-  alignas(std::max_align_t) unsigned char storage_[256];
-  bool used_ = false;
+  static constexpr std::size_t block_size = 192;
+  struct block {
+    alignas(std::max_align_t) unsigned char storage[block_size];
+    bool used = false;
+  };
+  block blocks_[2];
 };
 
 template <typename T>
@@ -124,6 +145,21 @@ class blocking_waiter {
   blocking_slot slot_;
 };
 
+/// The initiation, posted to the loop; its memory is a slot of the waiter.
+template <typename Start>
+class blocking_start {
+ public:
+  using allocator_type = blocking_slot_allocator<void>;
+
+  blocking_start(Start& start, blocking_slot& slot) noexcept : start_(&start), slot_(&slot) {}
+  allocator_type get_allocator() const noexcept { return allocator_type(*slot_); }
+  void operator()() { (*start_)(); }
+
+ private:
+  Start* start_;  // on the caller's stack, which waits until the operation has completed
+  blocking_slot* slot_;
+};
+
 template <typename Value>
 class blocking_handler {
  public:
@@ -168,8 +204,11 @@ class async_result<deadbolt::detail::blocking_token, void(std::error_code, Args.
   static return_type initiate(Initiation&& initiation, Token&& token, InitArgs&&... args) {
     deadbolt::detail::blocking_waiter<value> waiter;
     std::error_code& ec = token.ec();
-    ec = token.enter([&] {
+    auto start = [&] {
       std::move(initiation)(deadbolt::detail::blocking_handler<value>(waiter), std::forward<InitArgs>(args)...);
+    };
+    ec = token.enter([&] {
+      asio::post(token.loop(), deadbolt::detail::blocking_start<decltype(start)>(start, waiter.slot()));
     });
     if constexpr (std::is_void_v<return_type>) {
       if (!ec) waiter.wait(ec);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -33,6 +34,14 @@ static_assert(std::is_same_v<decltype(std::declval<deadbolt::blocking_fenced_loc
                              const deadbolt::fenced_lock&>);
 static_assert(std::is_same_v<decltype(std::declval<deadbolt::blocking_semaphore&>().async_handle()),
                              const deadbolt::semaphore&>);
+
+// What a user writes, blocking_multi_lock m({fair_a, fair_b}), does not compile: only blocking_lock
+// members (the static checks in blocking_lock_test.cpp cover vectors and conversions).
+template <typename Composite, typename Member>
+constexpr bool takes_members = std::is_constructible_v<Composite, std::initializer_list<Member>>;
+static_assert(!takes_members<deadbolt::blocking_multi_lock, deadbolt::blocking_fair_lock>);
+static_assert(!takes_members<deadbolt::blocking_red_lock, deadbolt::blocking_write_lock>);
+static_assert(takes_members<deadbolt::blocking_multi_lock, deadbolt::blocking_lock>);
 
 TEST_CASE("a blocking lock's async handle is the same lock on the same client; the blocking owner is the thread") {
   deadbolt::test::redis_server redis;
