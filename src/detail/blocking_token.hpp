@@ -36,23 +36,23 @@ namespace deadbolt::detail {
 class blocking_token {
  public:
   /// A call through one client.
-  blocking_token(blocking_gate& gate, std::error_code& ec) noexcept : one_(&gate), ec_(ec) {}
-  /// A call through several clients (a composite's members): their gates in address order, no duplicates.
+  blocking_token(blocking_gate& gate, std::error_code& ec) noexcept : one_(&gate), n_(1), ec_(ec) {}
+  /// A call through several clients (a composite's members): their gates in address order, no
+  /// duplicates. None (a composite without members): the operation starts on the calling thread.
   blocking_token(blocking_gate* const* gates, std::size_t n, std::error_code& ec) noexcept
       : many_(gates), n_(n), ec_(ec) {}
 
   template <typename Start>
   std::error_code enter(Start&& start) const {
-    return many_ != nullptr ? through_gates(many_, n_, std::forward<Start>(start))
-                            : through_gates(&one_, 1, std::forward<Start>(start));
+    return through_gates(gates(), n_, std::forward<Start>(start));
   }
-  /// Where the operation starts: the (first) client's loop. Only while the gates are held.
-  const asio::io_context::executor_type& loop() const noexcept {
-    return (many_ != nullptr ? many_[0] : one_)->loop;
-  }
+  /// Where the operation starts: the first client's loop (only while the gates are held), or none.
+  const asio::io_context::executor_type* loop() const noexcept { return n_ == 0 ? nullptr : &gates()[0]->loop; }
   std::error_code& ec() const noexcept { return ec_; }
 
  private:
+  blocking_gate* const* gates() const noexcept { return many_ != nullptr ? many_ : &one_; }
+
   blocking_gate* one_ = nullptr;
   blocking_gate* const* many_ = nullptr;
   std::size_t n_ = 0;
@@ -208,7 +208,11 @@ class async_result<deadbolt::detail::blocking_token, void(std::error_code, Args.
       std::move(initiation)(deadbolt::detail::blocking_handler<value>(waiter), std::forward<InitArgs>(args)...);
     };
     ec = token.enter([&] {
-      asio::post(token.loop(), deadbolt::detail::blocking_start<decltype(start)>(start, waiter.slot()));
+      if (const auto* loop = token.loop()) {
+        asio::post(*loop, deadbolt::detail::blocking_start<decltype(start)>(start, waiter.slot()));
+      } else {
+        start();
+      }
     });
     if constexpr (std::is_void_v<return_type>) {
       if (!ec) waiter.wait(ec);

@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "deadbolt/deadbolt.hpp"
 #include "deadbolt/port/hooks.hpp"
@@ -140,4 +141,18 @@ TEST_CASE("a lease-lost handler may replace itself: the new one takes over after
     CHECK(second.get() == name);
   }
   io.drain();
+}
+
+TEST_CASE("a blocking composite without members answers invalid_config, as the async one does") {
+  deadbolt::blocking_multi_lock none(std::vector<deadbolt::blocking_lock>{});
+  deadbolt::blocking_red_lock no_quorum(std::vector<deadbolt::blocking_lock>{});
+  std::error_code ec;
+  CHECK_FALSE(none.try_lock(ec));
+  CHECK(ec == deadbolt::errc::invalid_config);
+  none.lock(ec);
+  CHECK(ec == deadbolt::errc::invalid_config);
+  CHECK(none.unlock(ec).empty());
+  CHECK(ec == deadbolt::errc::invalid_config);
+  CHECK(no_quorum.try_lock_for(10ms, 1s, ec) == 0ms);
+  CHECK(ec == deadbolt::errc::invalid_config);
 }
