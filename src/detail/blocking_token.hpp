@@ -19,7 +19,6 @@
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
-#include <new>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -30,6 +29,7 @@
 #include <asio/post.hpp>
 
 #include "detail/blocking_gate.hpp"
+#include "detail/blocking_slot.hpp"
 
 namespace deadbolt::detail {
 
@@ -57,61 +57,6 @@ class blocking_token {
   blocking_gate* const* many_ = nullptr;
   std::size_t n_ = 0;
   std::error_code& ec_;
-};
-
-/// Room inside the waiter for what a blocking call allocates: the posted initiation and the handler's
-/// completion object (anything larger, or a third, goes to the heap).
-class blocking_slot {
- public:
-  void* take(std::size_t size, std::size_t align) {
-    if (size <= block_size && align <= alignof(std::max_align_t)) {
-      for (block& b : blocks_) {
-        if (!b.used) {
-          b.used = true;
-          return b.storage;
-        }
-      }
-    }
-    return ::operator new(size);
-  }
-  void give_back(void* p) noexcept {
-    for (block& b : blocks_) {
-      if (p == static_cast<void*>(b.storage)) {
-        b.used = false;
-        return;
-      }
-    }
-    ::operator delete(p);
-  }
-
- private:
-  static constexpr std::size_t block_size = 192;
-  struct block {
-    alignas(std::max_align_t) unsigned char storage[block_size];
-    bool used = false;
-  };
-  block blocks_[2];
-};
-
-template <typename T>
-class blocking_slot_allocator {
- public:
-  using value_type = T;
-  explicit blocking_slot_allocator(blocking_slot& s) noexcept : slot_(&s) {}
-  template <typename U>
-  blocking_slot_allocator(const blocking_slot_allocator<U>& other) noexcept : slot_(other.slot()) {}
-
-  T* allocate(std::size_t n) { return static_cast<T*>(slot_->take(n * sizeof(T), alignof(T))); }
-  void deallocate(T* p, std::size_t) noexcept { slot_->give_back(p); }
-  blocking_slot* slot() const noexcept { return slot_; }
-
-  template <typename U>
-  bool operator==(const blocking_slot_allocator<U>& o) const noexcept { return slot_ == o.slot(); }
-  template <typename U>
-  bool operator!=(const blocking_slot_allocator<U>& o) const noexcept { return slot_ != o.slot(); }
-
- private:
-  blocking_slot* slot_;
 };
 
 /// What a signature without a value leaves in the waiter.
