@@ -98,6 +98,10 @@ void cluster_topology::submit(request& r) {
     asio::post(executor_, [&r] { r.on_done(errc::shutting_down); });
     return;
   }
+  if (!name_fits_one_slot(r.route_key)) {  // its scripts would get CROSSSLOT: refuse before anything runs
+    asio::post(executor_, [&r] { r.on_done(errc::cross_slot); });
+    return;
+  }
   r.asking = false;
   r.redirects = 0;
   r.deadline_ns = 0;

@@ -20,6 +20,7 @@ std::error_code server_error_code(std::string_view text) {
   auto starts = [&](std::string_view p) { return text.substr(0, p.size()) == p; };
   if (starts("WRONGTYPE")) return errc::wrong_type;
   if (starts("NOPERM")) return errc::permission_denied;
+  if (starts("CROSSSLOT")) return errc::cross_slot;
   if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
   if (starts("LOADING") || starts("BUSY ")) return errc::server_busy;  // not BUSYKEY: that one ran
   return errc::server_error;
