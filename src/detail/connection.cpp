@@ -220,7 +220,13 @@ void connection::disconnect(const session_fsm::action& a) {
   addresses_->cancel();
   pipeline_.set_push_handler(push_, false);
   pipeline_.connection_lost(a.sent_error);
-  if (a.was_ready && listener_) listener_->on_disconnected(a.error);
+  if (listener_) {
+    if (a.was_ready) {
+      listener_->on_disconnected(a.error);
+    } else if (!session_.stopped()) {
+      listener_->on_connect_failed(a.error);
+    }
+  }
   if (a.unsent_error) pipeline_.fail_unsent(a.unsent_error);
 }
 

@@ -25,6 +25,8 @@ class connection_listener {
  public:
   virtual void on_connected() = 0;
   virtual void on_disconnected(std::error_code why) = 0;
+  /// An attempt to connect (or log in) failed; the connection tries again after its backoff.
+  virtual void on_connect_failed(std::error_code) {}
 
  protected:
   ~connection_listener() = default;
@@ -55,6 +57,8 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   /// Why the last connection attempt failed or the last connection dropped (empty when none did).
   std::error_code last_error() const noexcept { return session_.last_error(); }
   const endpoint& where() const noexcept { return endpoint_; }
+  /// Hands over the requests not yet written (see pipeline::take_unsent).
+  void take_unsent(request_queue& out) { pipeline_.take_unsent(out); }
   /// Drops the current connection as if the network failed (tests, and stuck-connection recovery).
   void drop(std::error_code why);
 
