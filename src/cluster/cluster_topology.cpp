@@ -152,6 +152,9 @@ void cluster_topology::park(request& r) {
   if (r.deadline_ns == 0) {
     r.deadline_ns = port::monotonic_ns() + std::chrono::nanoseconds(cfg_.command_timeout).count();
   }
+  // A loop is redirections without a pause; waiting (TRYAGAIN during a migration: ASK, then TRYAGAIN
+  // on the target, again and again) is bounded by the deadline instead.
+  r.redirects = 0;
   parked_.push_back(r);
   refresh();
   arm_park_timer();
@@ -264,7 +267,10 @@ void cluster_topology::redirected(node& from, request& r, std::string_view error
   if (where->what == redirect::kind::moved) {
     slots_->assign(where->slot, target->index);
     r.asking = false;
-    refresh();  // one slot moved: others probably did too
+    // One slot moved: others probably did too. Ask the new owner: it knows its slots for sure, while
+    // other nodes (replicas above all) may still answer the layout from before the move.
+    if (!refreshing_) refresh_turn_ = target->index;
+    refresh();
   } else {
     r.asking = true;
   }
