@@ -3,6 +3,7 @@
 
 #include "deadbolt/blocking.hpp"
 #include "deadbolt/blocking_multi_lock.hpp"
+#include "deadbolt/checked_guard.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/count_down_latch.hpp"
