@@ -11,6 +11,7 @@
 #include "deadbolt/expirable_semaphore.hpp"
 #include "deadbolt/fair_lock.hpp"
 #include "deadbolt/multi_lock.hpp"
+#include "deadbolt/observability.hpp"
 #include "deadbolt/owner_id.hpp"
 #include "deadbolt/permit_id.hpp"
 #include "deadbolt/read_write_lock.hpp"
