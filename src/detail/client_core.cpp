@@ -73,12 +73,16 @@ class fire_and_forget final : public request {
 client_core::client_core(const asio::any_io_executor& ex, const config& c)
     : executor(ex),
       cfg(c),
+      observe(c),
       config_error(c.validate(ep)),
       id(random_uuid()),
       holds(config_error ? 1 : c.max_held_locks),
       drain_timer(ex),
       dog(*this) {
-  if (config_error) return;
+  if (config_error) {
+    observe.log(log_level::error, "config refused: ", config_error);
+    return;
+  }
   topo_ = make_topology(ex, ep, cfg);
 }
 
@@ -134,6 +138,7 @@ std::uint32_t client_core::record_acquired(std::string_view name, std::int64_t o
     h.watchdog = false;
     h.lost = false;
   }
+  if (h.count == 0) h.acquired_ns = sent_ns;
   ++h.count;
   h.server = server_count;  // more than count: holds the owner was never told of (see unlock_op)
   h.uncertain = false;
@@ -179,8 +184,18 @@ void client_core::lease_lost(std::uint32_t index) {
   hold& h = holds[index];
   if (h.lost) return;
   h.lost = true;
+  if (metrics_hook* m = observe.metrics()) m->on_lease_lost(h.name);
+  observe.log(log_level::warning, "lease lost: lock ", h.name, ", owner ", h.owner);
   // The entry stays (marked lost) until its owner unlocks, so the owner can still ask.
   if (on_lost) on_lost(h.name, h.owner);
+}
+
+void client_core::hold_released(std::uint32_t index) {
+  const hold& h = holds[index];
+  if (metrics_hook* m = observe.metrics()) {
+    m->on_release(h.name, std::chrono::nanoseconds(port::monotonic_ns() - h.acquired_ns));
+  }
+  holds.release(index);
 }
 
 void client_core::close() {

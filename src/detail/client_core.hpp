@@ -13,6 +13,7 @@
 #include "deadbolt/port/asio.hpp"
 #include "detail/blocking_gate.hpp"
 #include "detail/holds.hpp"
+#include "detail/observer.hpp"
 #include "detail/op_pool.hpp"
 #include "detail/subscriber.hpp"
 #include "detail/topology.hpp"
@@ -63,6 +64,8 @@ class client_core : public std::enable_shared_from_this<client_core> {
   /// A hold that is not renewed and whose lease has ended.
   static bool lapsed(const hold& h, std::int64_t now_ns);
   void lease_lost(std::uint32_t hold_index);
+  /// The owner's unlock released its last hold: the entry goes (the hold time is reported).
+  void hold_released(std::uint32_t hold_index);
   /// The route (node) that serves `key`; requests of one route may share a script call.
   std::uint32_t route_of(std::string_view key) const { return topo_ ? topo_->route_of(key) : 0; }
 
@@ -71,6 +74,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
 
   asio::any_io_executor executor;
   config cfg;
+  observer observe;  ///< config::log and config::metrics
   endpoint ep;  ///< where the configuration points (filled by config::validate, before config_error)
   std::error_code config_error;
   std::string id;                  ///< client UUID

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <system_error>
 
 #include "deadbolt/config.hpp"
@@ -14,6 +15,7 @@
 #include "deadbolt/resp/read_buffer.hpp"
 #include "detail/address_source.hpp"
 #include "detail/handler_memory.hpp"
+#include "detail/observer.hpp"
 #include "detail/pipeline.hpp"
 #include "detail/session_fsm.hpp"
 #include "detail/stream.hpp"
@@ -109,6 +111,9 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   std::uint64_t timer_generation_ = 0;  // bumps on every arm or cancel of session_timer_
   connection_listener* listener_ = nullptr;
   push_handler* push_ = nullptr;
+  observer observe_;         // config::log and config::metrics
+  std::string described_;    // "<role> connection to host:port", for log lines
+  bool been_ready_ = false;  // a later ready is a reconnect
 };
 
 }  // namespace deadbolt::detail
