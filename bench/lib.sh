@@ -50,12 +50,32 @@ stop_redis_process() {
 }
 
 stop_redis() {
+  [[ -n ${REDIS_CLUSTER_DIR:-} ]] && stop_redis_cluster
   [[ -n ${MANY_REDIS_PIDS:-} ]] && stop_redis_many
   stop_redis_process
   if [[ -n ${REDIS_DIR:-} ]]; then
     rm -rf "$REDIS_DIR"
     REDIS_DIR=
   fi
+}
+
+# start_redis_cluster N: starts a throwaway Redis Cluster of N masters without replicas (the test
+# suite's fixture, tests/support/redis-cluster-fixture) and exports REDIS_CLUSTER_PORTS, the masters'
+# ports comma-separated. It goes away when the script exits.
+start_redis_cluster() {
+  command -v redis-server >/dev/null || die "redis-server not found: install Debian's redis-server"
+  REDIS_CLUSTER_DIR=$(mktemp -d)
+  trap stop_redis EXIT
+  "$root/tests/support/redis-cluster-fixture" start "$REDIS_CLUSTER_DIR/cluster" "$1" 0 >&2 ||
+    die "could not start a redis cluster"
+  REDIS_CLUSTER_PORTS=$(paste -sd, "$REDIS_CLUSTER_DIR/cluster/ports")
+  export REDIS_CLUSTER_PORTS
+}
+
+stop_redis_cluster() {
+  "$root/tests/support/redis-cluster-fixture" stop "$REDIS_CLUSTER_DIR/cluster" >/dev/null 2>&1 || true
+  rm -rf "$REDIS_CLUSTER_DIR"
+  REDIS_CLUSTER_DIR=
 }
 
 # start_redis_many N: starts N throwaway servers (as start_redis) and exports REDIS_PORTS, their ports

@@ -12,79 +12,15 @@
 #include <system_error>
 #include <vector>
 
-#include "alloc_counter.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/port/asio.hpp"
+#include "lock_rounds.hpp"
 #include "server_probe.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
-using deadbolt::bench::clock_type;
 constexpr const char* bench_name = "lock_many";
-constexpr deadbolt::owner_id owner = 1;
-
-struct run_result {
-  double pairs_per_s = 0;
-  std::size_t allocations = 0;
-  double cpu_us = 0;  // the client process's CPU time over the measured part
-};
-
-class rounds_runner {
- public:
-  rounds_runner(asio::io_context& io, std::vector<deadbolt::reentrant_lock>& locks, std::chrono::milliseconds lease,
-                long warm_rounds, long measured_rounds)
-      : io_(io), locks_(locks), lease_(lease), warm_(warm_rounds), total_(warm_rounds + measured_rounds) {}
-
-  run_result run() {
-    asio::post(io_, [this] { start_round(); });
-    io_.restart();
-    io_.run();
-    if (!error_.empty()) deadbolt::bench::die(bench_name, error_);
-    const double pairs = static_cast<double>(total_ - warm_) * static_cast<double>(locks_.size());
-    return {pairs / seconds_, allocations_, cpu_us_};
-  }
-
- private:
-  void start_round() {
-    if (round_ == warm_) {
-      deadbolt::bench::start_counting_allocations();
-      start_ = clock_type::now();
-      cpu_start_ = deadbolt::bench::process_cpu_us();
-    }
-    outstanding_ = locks_.size();
-    for (auto& lock : locks_) {
-      lock.async_lock(owner, lease_, [this, &lock](std::error_code ec) {
-        if (ec) return fail("lock " + lock.name() + ": " + ec.message());
-        lock.async_unlock(owner, [this](std::error_code ec) {
-          if (ec) return fail("unlock: " + ec.message());
-          if (--outstanding_ > 0) return;
-          if (++round_ < total_) return start_round();
-          allocations_ = deadbolt::bench::stop_counting_allocations();
-          seconds_ = deadbolt::bench::seconds_since(start_);
-          cpu_us_ = deadbolt::bench::process_cpu_us() - cpu_start_;
-          io_.stop();
-        });
-      });
-    }
-  }
-  void fail(const std::string& what) {
-    deadbolt::bench::stop_counting_allocations();
-    if (error_.empty()) error_ = what;
-    io_.stop();
-  }
-
-  asio::io_context& io_;
-  std::vector<deadbolt::reentrant_lock>& locks_;
-  std::chrono::milliseconds lease_;
-  long warm_, total_, round_ = 0;
-  std::size_t outstanding_ = 0;
-  clock_type::time_point start_;
-  double seconds_ = 0;
-  double cpu_start_ = 0, cpu_us_ = 0;
-  std::size_t allocations_ = 0;
-  std::string error_;
-};
 
 }  // namespace
 
@@ -130,11 +66,11 @@ int main(int argc, char** argv) {
   double raw_before = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 16, raw_requests, &raw_us_r);
   raw_us += raw_us_r;
   std::vector<double> raws, ratios;
-  std::vector<run_result> results;
+  std::vector<deadbolt::bench::run_result> results;
   std::size_t allocations = 0;
   for (long r = 0; r < rounds; ++r) {
     const deadbolt::bench::command_counts before = probe.commandstats();
-    const run_result a = rounds_runner(io, locks, std::chrono::milliseconds(lease_ms), warm, measured).run();
+    const deadbolt::bench::run_result a = deadbolt::bench::rounds_runner(bench_name, io, locks, std::chrono::milliseconds(lease_ms), warm, measured).run();
     const deadbolt::bench::command_counts after = probe.commandstats();
     const double raw_after = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 16, raw_requests, &raw_us_r);
     raw_us += raw_us_r;

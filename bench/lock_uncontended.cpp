@@ -3,16 +3,20 @@
 // limit of one unpipelined connection: EVALSHA of the acquire script one request at a time, whose
 // rate / 2 is what a pair of round trips can reach. The machine's speed drifts within seconds, so raw
 // and client run in short interleaved slices and each client slice is compared with the mean of the
-// raw slices on either side; the summary gives the median of those ratios and their spread. The same
-// pairs through the blocking API (a blocking_client, this thread the caller) are a third kind of slice:
+// raw slices on either side; the summary gives the median of those ratios and their spread:
 //   lock_uncontended ratio=… ratio_p25=… ratio_p75=… slices=… allocs_per_pair=… pairs_per_s=…
 //                    raw_evalsha_per_s=… redis_benchmark_evalsha_per_s=… commands_per_pair=…
 //                    client_cpu_us_per_pair=… watchdog_ratio=… watchdog_ratio_p25=… watchdog_ratio_p75=…
-//                    watchdog_allocs_per_pair=… watchdog_pairs_per_s=… blocking_ratio=… blocking_ratio_p25=…
+//                    watchdog_allocs_per_pair=… watchdog_pairs_per_s=…
+//                    hooks_ratio=… hooks_ratio_p25=… hooks_ratio_p75=… hooks_allocs_per_pair=…
+//                    hooks_pairs_per_s=… hook_events_per_pair=… blocking_ratio=… blocking_ratio_p25=…
 //                    blocking_ratio_p75=… blocking_allocs_per_pair=… blocking_pairs_per_s=…
+// The hooks side is the leased one on a second client whose config::metrics counts every event; the
+// blocking side the same pairs through the blocking API (a blocking_client, this thread the caller).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -29,6 +33,23 @@ using namespace std::chrono_literals;
 using deadbolt::bench::clock_type;
 constexpr const char* bench_name = "lock_uncontended";
 constexpr deadbolt::owner_id owner = 1;
+
+// A metrics hook that counts what the lock/unlock path reports (called on the io thread only).
+class counting_metrics final : public deadbolt::metrics_hook {
+ public:
+  void on_acquire(const deadbolt::acquire_sample& s) override {
+    ++events;
+    waited_ns += s.waited.count();
+  }
+  void on_release(std::string_view, std::chrono::nanoseconds held) override {
+    ++events;
+    held_ns += held.count();
+  }
+  void on_renewal(std::size_t) override { ++events; }
+  void on_table_use(deadbolt::table_kind, std::size_t, std::size_t) override { ++events; }
+  long events = 0;
+  std::int64_t waited_ns = 0, held_ns = 0;
+};
 
 struct run_result {
   double pairs_per_s = 0;
@@ -118,7 +139,7 @@ run_result blocking_pairs(deadbolt::blocking_lock& lock, std::chrono::millisecon
   return {static_cast<double>(pairs) / elapsed, allocations, deadbolt::bench::process_cpu_us() - cpu_start, pairs};
 }
 
-// One side (fixed lease, watchdog or blocking) over all its slices.
+// One side (fixed lease, watchdog, hooks or blocking) over all its slices.
 struct side {
   std::vector<double> ratios;
   std::vector<run_result> runs;
@@ -166,24 +187,34 @@ int main(int argc, char** argv) {
   io.run();
   if (connect_error) deadbolt::bench::die(bench_name, "connect: " + connect_error.message());
   const deadbolt::reentrant_lock lock = client.lock("bench-uncontended");
+  // The same, on a client with a metrics hook (the log hook is not called on this path).
+  auto metrics = std::make_shared<counting_metrics>();
+  deadbolt::config hooked_cfg = cfg;
+  hooked_cfg.metrics = metrics;
+  hooked_cfg.log = [](deadbolt::log_level, std::string_view) {};
+  deadbolt::client hooked_client(io.get_executor(), hooked_cfg);
+  const deadbolt::reentrant_lock hooked_lock = hooked_client.lock("bench-uncontended-hooks");
   deadbolt::blocking_client blocking_client(cfg);
   if (const std::error_code ec = blocking_client.connect()) {
     deadbolt::bench::die(bench_name, "blocking connect: " + ec.message());
   }
   deadbolt::blocking_lock blocking_lock = blocking_client.lock("bench-uncontended-blocking");
 
-  std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease, with the watchdog and through the blocking "
-               "API, every one between two raw slices (EVALSHA c1P1 through hiredis); %ld warm-up pairs first\n",
+  std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease, with the watchdog, with metrics hooks and "
+               "through the blocking API, every one between two raw slices (EVALSHA c1P1 through hiredis); %ld "
+               "warm-up pairs first\n",
                bench_name, slices, slice_s * 1000, lease_ms, warm);
   // redis-benchmark once, for reference: the in-process raw slices should agree with it.
   const double redis_benchmark = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
   pair_chain(io, lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
   pair_chain(io, lock, 0ms, warm, 0).run();
+  pair_chain(io, hooked_lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
   blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), warm, 0);
 
   const std::string raw_key = "bench-raw-slices", raw_owner = "owner:1", raw_lease = std::to_string(lease_ms);
   auto raw = [&] { return probe.raw_slice_per_s(sha, raw_key, raw_lease, raw_owner, slice_s); };
-  side leased, watchdog, blocking;
+  side leased, watchdog, hooks, blocking;
+  long hooked_events = 0, hooked_pairs = 0;
   std::vector<double> raws;
   std::uint64_t evalsha = 0, dels = 0;
   long leased_pairs = 0;
@@ -202,13 +233,20 @@ int main(int argc, char** argv) {
     const run_result b = pair_chain(io, lock, 0ms, slice_warm, slice_s).run();
     const double raw_after = raw();
     watchdog.add(b, (raw_middle + raw_after) / 2);
-    const run_result c = blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s);
+    const long events_before = metrics->events;
+    const run_result c = pair_chain(io, hooked_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
+    hooked_events += metrics->events - events_before;
+    hooked_pairs += c.pairs + slice_warm;
     const double raw_last = raw();
-    blocking.add(c, (raw_after + raw_last) / 2);
+    hooks.add(c, (raw_after + raw_last) / 2);
+    const run_result d = blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s);
+    const double raw_end = raw();
+    blocking.add(d, (raw_last + raw_end) / 2);
     raws.push_back(raw_before);
     raws.push_back(raw_middle);
     raws.push_back(raw_after);
-    raw_before = raw_last;
+    raws.push_back(raw_last);
+    raw_before = raw_end;
   }
   probe.del(raw_key);
   // Top-level commands per leased pair: the EVALSHAs, plus DELs beyond the one the unlock script runs
@@ -218,18 +256,26 @@ int main(int argc, char** argv) {
       static_cast<double>(leased_pairs);
   const std::size_t m = deadbolt::bench::median_index(leased.ratios);
   const std::size_t w = deadbolt::bench::median_index(watchdog.ratios);
+  const std::size_t h = deadbolt::bench::median_index(hooks.ratios);
   const std::size_t b = deadbolt::bench::median_index(blocking.ratios);
+  // The hook must have seen the pairs (an acquire and a release each), or the phase measured nothing.
+  if (hooked_events < 2 * hooked_pairs) deadbolt::bench::die(bench_name, "the metrics hook missed events");
   const double raw_median = raws[deadbolt::bench::median_index(raws)];
   std::printf("%s ratio=%.3f ratio_p25=%.3f ratio_p75=%.3f slices=%ld allocs_per_pair=%.3f pairs_per_s=%.0f "
               "raw_evalsha_per_s=%.0f redis_benchmark_evalsha_per_s=%.0f commands_per_pair=%.2f "
               "client_cpu_us_per_pair=%.2f watchdog_ratio=%.3f watchdog_ratio_p25=%.3f watchdog_ratio_p75=%.3f "
-              "watchdog_allocs_per_pair=%.3f watchdog_pairs_per_s=%.0f blocking_ratio=%.3f blocking_ratio_p25=%.3f "
-              "blocking_ratio_p75=%.3f blocking_allocs_per_pair=%.3f blocking_pairs_per_s=%.0f\n",
+              "watchdog_allocs_per_pair=%.3f watchdog_pairs_per_s=%.0f hooks_ratio=%.3f hooks_ratio_p25=%.3f "
+              "hooks_ratio_p75=%.3f hooks_allocs_per_pair=%.3f hooks_pairs_per_s=%.0f hook_events_per_pair=%.2f "
+              "blocking_ratio=%.3f blocking_ratio_p25=%.3f blocking_ratio_p75=%.3f blocking_allocs_per_pair=%.3f "
+              "blocking_pairs_per_s=%.0f\n",
               bench_name, leased.ratios[m], leased.quantile(0.25), leased.quantile(0.75), slices,
               leased.allocs_per_pair, leased.runs[m].pairs_per_s, raw_median, redis_benchmark, commands_per_pair,
               leased.runs[m].cpu_us / static_cast<double>(std::max(leased.runs[m].pairs, 1L)),
               watchdog.ratios[w], watchdog.quantile(0.25), watchdog.quantile(0.75), watchdog.allocs_per_pair,
-              watchdog.runs[w].pairs_per_s, blocking.ratios[b], blocking.quantile(0.25), blocking.quantile(0.75),
-              blocking.allocs_per_pair, blocking.runs[b].pairs_per_s);
+              watchdog.runs[w].pairs_per_s, hooks.ratios[h], hooks.quantile(0.25), hooks.quantile(0.75),
+              hooks.allocs_per_pair, hooks.runs[h].pairs_per_s,
+              static_cast<double>(hooked_events) / static_cast<double>(std::max(hooked_pairs, 1L)),
+              blocking.ratios[b], blocking.quantile(0.25), blocking.quantile(0.75), blocking.allocs_per_pair,
+              blocking.runs[b].pairs_per_s);
   return 0;
 }

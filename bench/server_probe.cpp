@@ -78,6 +78,14 @@ redisReply* server_probe::run(const char* format, ...) {
   return reply;
 }
 
+bool server_probe::owns(const std::string& key) {
+  auto* reply = static_cast<redisReply*>(redisCommand(ctx_, "EXISTS %b", key.data(), key.size()));
+  if (reply == nullptr) die(bench_, std::string("server query failed: ") + ctx_->errstr);
+  const bool mine = reply->type != REDIS_REPLY_ERROR;
+  freeReplyObject(reply);
+  return mine;
+}
+
 command_counts server_probe::commandstats() {
   redisReply* reply = run("INFO commandstats");
   command_counts counts;
@@ -136,12 +144,10 @@ double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int client
   return rate;
 }
 
-double raw_evalsha_args_per_s(server_probe& probe, const std::string& sha, const std::string& args, int clients,
-                              int pipeline, long requests, double* server_us_per_call) {
-  const command_counts before = probe.commandstats();
-  const std::string command = "redis-benchmark -h 127.0.0.1 -p " + std::to_string(probe.port()) + " -c " +
-                              std::to_string(clients) + " -P " + std::to_string(pipeline) + " -n " +
-                              std::to_string(requests) + " --csv EVALSHA " + sha + " " + args;
+namespace {
+
+// Runs a redis-benchmark command line with --csv and returns its EVALSHA requests per second.
+double redis_benchmark_evalsha(const std::string& command) {
   FILE* out = popen(command.c_str(), "r");
   if (out == nullptr) die("redis-benchmark", "cannot run: " + command);
   std::string text;
@@ -154,6 +160,25 @@ double raw_evalsha_args_per_s(server_probe& probe, const std::string& sha, const
   if (field == std::string::npos) die("redis-benchmark", "unexpected output:\n" + text);
   const double rate = std::strtod(text.c_str() + field + 3, nullptr);
   if (!(rate > 0)) die("redis-benchmark", "unexpected output:\n" + text);
+  return rate;
+}
+
+}  // namespace
+
+double raw_cluster_evalsha_per_s(int seed_port, const std::string& sha, int clients, int pipeline, long requests,
+                                 long keyspace) {
+  return redis_benchmark_evalsha("redis-benchmark --cluster -h 127.0.0.1 -p " + std::to_string(seed_port) + " -c " +
+                                 std::to_string(clients) + " -P " + std::to_string(pipeline) + " -n " +
+                                 std::to_string(requests) + " -r " + std::to_string(keyspace) + " --csv EVALSHA " +
+                                 sha + " 1 bench-raw:{tag}:__rand_int__ 30000 owner:1");
+}
+
+double raw_evalsha_args_per_s(server_probe& probe, const std::string& sha, const std::string& args, int clients,
+                              int pipeline, long requests, double* server_us_per_call) {
+  const command_counts before = probe.commandstats();
+  const double rate = redis_benchmark_evalsha("redis-benchmark -h 127.0.0.1 -p " + std::to_string(probe.port()) +
+                                              " -c " + std::to_string(clients) + " -P " + std::to_string(pipeline) +
+                                              " -n " + std::to_string(requests) + " --csv EVALSHA " + sha + " " + args);
   if (server_us_per_call != nullptr) {
     const command_stat d = delta_stat(before, probe.commandstats(), "evalsha");
     *server_us_per_call = static_cast<double>(d.usec) / static_cast<double>(d.calls);

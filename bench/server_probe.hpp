@@ -75,6 +75,8 @@ class server_probe {
   /// PTTL key in ms (-2: no key, -1: no TTL).
   long long pttl(const std::string& key);
   void del(const std::string& key);
+  /// Cluster: whether this node serves `key`'s slot (it answers EXISTS instead of MOVED).
+  bool owns(const std::string& key);
   /// SCRIPT LOAD of one of the library's embedded scripts (the body it sends, includes inlined);
   /// returns its SHA1, the one the library's EVALSHAs name.
   std::string load_script(const deadbolt::detail::script& s);
@@ -98,6 +100,12 @@ class server_probe {
 /// `server_us_per_call` is given, it receives the server's time per EVALSHA (INFO commandstats).
 double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int clients, int pipeline, long requests,
                          double* server_us_per_call = nullptr);
+
+/// redis-benchmark --cluster on the cluster that `seed_port` belongs to: `-c clients -P pipeline -n
+/// requests -r keyspace` EVALSHA of the acquire script on keys "bench-raw:{tag}:<n>" (the "{tag}" sends
+/// each to its slot's master), lease 30000, owner "owner:1"; returns its requests per second.
+double raw_cluster_evalsha_per_s(int seed_port, const std::string& sha, int clients, int pipeline, long requests,
+                                 long keyspace);
 
 /// The same for any script and arguments ("<numkeys> <keys...> <args...>"); deletes nothing.
 double raw_evalsha_args_per_s(server_probe& probe, const std::string& sha, const std::string& args, int clients,

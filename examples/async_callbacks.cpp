@@ -53,9 +53,12 @@ class job {
 
  private:
   // Async code names its owner explicitly (a callback may run on any thread of the io_context). The
-  // Redis hash field is "<client id>:<owner>", as Redisson writes "<uuid>:<thread id>".
-  static constexpr deadbolt::owner_id me = 1;
-  static constexpr deadbolt::owner_id someone_else = 2;
+  // Redis hash field is "<client id>:<owner>", as Redisson writes "<uuid>:<thread id>". The lock is
+  // reentrant per owner, so every independent task needs its own id: new_owner_id() makes one that no
+  // other task (nor a blocking-API thread) of this process has. A shared constant would let a second
+  // task "acquire" the lock by re-entering the first one's hold.
+  const deadbolt::owner_id me = deadbolt::new_owner_id();
+  const deadbolt::owner_id someone_else = deadbolt::new_owner_id();
 
   void lock() {
     // No lease: the client's watchdog renews the lease (config::watchdog_timeout) until unlock.

@@ -88,6 +88,24 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // std::lock_guard cannot tell you that the lease was lost while you held the lock (the watchdog
+  // found it gone: it expired or was deleted, and someone else may have been inside too).
+  // deadbolt::checked_guard can: it never throws, and reports into the error code it was given —
+  // why it did not get the lock, then the release's outcome (errc::lease_lost, say).
+  {
+    deadbolt::checked_guard guard(lock, ec);
+    if (!guard) {
+      std::fprintf(stderr, "checked_guard: not acquired: %s\n", ec.message().c_str());
+      return 1;
+    }
+    std::printf("checked_guard: in the critical section\n");
+  }  // released here
+  if (ec) {
+    std::fprintf(stderr, "checked_guard: the release reports %s\n", ec.message().c_str());
+    return 1;
+  }
+  std::printf("checked_guard: released cleanly\n");
+
   if (overlap) {
     std::fprintf(stderr, "FAILED: two threads were in the critical section at once\n");
     return 1;

@@ -30,8 +30,10 @@ using asio::use_awaitable;
 
 namespace {
 
-constexpr deadbolt::owner_id me = 1;
-constexpr deadbolt::owner_id rival_owner = 1;  // owner ids are per client: the rival's client id differs
+// Every task that holds locks needs its own owner id (a lock is reentrant per owner): new_owner_id()
+// makes ids unique in the process. A shared constant would let two tasks hold the lock "together".
+const deadbolt::owner_id me = deadbolt::new_owner_id();
+const deadbolt::owner_id rival_owner = deadbolt::new_owner_id();
 const char* const lock_name = "deadbolt-example:coroutines";
 
 asio::awaitable<void> demo(deadbolt::client& client, deadbolt::client& rival) {

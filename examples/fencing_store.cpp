@@ -107,7 +107,6 @@ class event {
   bool set_ = false;
 };
 
-constexpr deadbolt::owner_id owner = 1;  // one owner per worker; the workers' clients differ
 const char* const lock_name = "deadbolt-example:fencing-store";
 std::atomic<bool> failed{false};  // set from any worker thread
 
@@ -119,6 +118,7 @@ void fail(const char* who, const char* what, std::error_code ec) {
 /// Round 1: take the lock (watchdog lease), write with the token, unlock; `turns` times.
 void take_turns(const char* who, deadbolt::client& client, fenced_store& store, int turns) {
   deadbolt::fenced_lock lock = client.fenced_lock(lock_name);
+  const deadbolt::owner_id owner = deadbolt::new_owner_id();  // this worker's own: unique in the process
   for (int turn = 1; turn <= turns; ++turn) {
     const auto started = std::chrono::steady_clock::now();
     auto [ec, token] = wait_for<std::uint64_t>([&](auto cb) { lock.async_lock(owner, cb); });
@@ -164,7 +164,8 @@ int main(int argc, char** argv) {
       std::printf("-- round 2: A's lease runs out while it is paused\n");
       deadbolt::fenced_lock lock_a = client_a.fenced_lock(lock_name);
       deadbolt::fenced_lock lock_b = client_b.fenced_lock(lock_name);
-      auto [ec_a, token_a] = wait_for<std::uint64_t>([&](auto cb) { lock_a.async_lock(owner, 200ms, cb); });
+      const deadbolt::owner_id owner_a = deadbolt::new_owner_id(), owner_b = deadbolt::new_owner_id();
+      auto [ec_a, token_a] = wait_for<std::uint64_t>([&](auto cb) { lock_a.async_lock(owner_a, 200ms, cb); });
       if (ec_a) {
         fail("A", "lock", ec_a);
       } else {
@@ -174,7 +175,7 @@ int main(int argc, char** argv) {
         std::thread b([&] {
           // B waits for the lock; it gets it when A's lease expires, ~200 ms from now.
           const auto started = std::chrono::steady_clock::now();
-          auto [ec, token] = wait_for<std::uint64_t>([&](auto cb) { lock_b.async_lock(owner, cb); });
+          auto [ec, token] = wait_for<std::uint64_t>([&](auto cb) { lock_b.async_lock(owner_b, cb); });
           if (ec) return fail("B", "lock", ec);
           const auto waited =
               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -182,7 +183,7 @@ int main(int argc, char** argv) {
                       static_cast<long long>(waited.count()), static_cast<unsigned long long>(token));
           store.write(token, "B after A's lease expired");
           b_wrote.set();
-          if (auto e = wait_for_void([&](auto cb) { lock_b.async_unlock(owner, cb); })) fail("B", "unlock", e);
+          if (auto e = wait_for_void([&](auto cb) { lock_b.async_unlock(owner_b, cb); })) fail("B", "unlock", e);
         });
         std::this_thread::sleep_for(400ms);  // the pause: twice A's lease
         // Nothing orders A's wake-up after B's write in real life; wait for it so the run is
@@ -192,7 +193,7 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(token_a));
         store.write(token_a, "A, stale");
         // A's unlock reports that the lock is no longer its own.
-        auto ec = wait_for_void([&](auto cb) { lock_a.async_unlock(owner, cb); });
+        auto ec = wait_for_void([&](auto cb) { lock_a.async_unlock(owner_a, cb); });
         std::printf("A: unlock: %s\n", ec ? ec.message().c_str() : "ok (unexpected)");
         b.join();
       }

@@ -39,6 +39,9 @@ class category final : public std::error_category {
       case errc::cluster_down:
         return "Redis Cluster: no node served the key's slot in time (CLUSTERDOWN, TRYAGAIN or no layout)";
       case errc::redirect_loop: return "Redis Cluster: the nodes kept redirecting the command to each other";
+      case errc::cross_slot:
+        return "Redis Cluster: the object's keys fall in different hash slots: its name has braces that do not form "
+               "a hash tag (a '}' without a '{' before it, or '{}')";
       case errc::not_built: return "this build leaves out what the URL asks for (built with DEADBOLT_CLUSTER=OFF)";
     }
     return "unknown deadbolt error";

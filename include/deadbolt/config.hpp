@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
+#include "deadbolt/observability.hpp"
 #include "deadbolt/resp/limits.hpp"
 
 namespace deadbolt {
@@ -71,6 +73,14 @@ struct config {
   std::size_t max_cluster_nodes = 16;
   /// Bounds on replies; the read buffer is sized from max_bulk_length.
   resp::limits reply_limits{};
+
+  /// Logs and metrics (deadbolt/observability.hpp, docs/observability.md). Unset, they cost one branch
+  /// where an event happens; set, they are called on the client's executor and must not block.
+  log_hook log;
+  /// Messages below this level are neither formatted nor passed to `log`.
+  log_level log_threshold = log_level::info;
+  /// Shared by every copy of this config (and so by the clients built from them).
+  std::shared_ptr<metrics_hook> metrics;
 
   /// Checks ranges and the URL; fills `ep` with the parsed endpoint.
   std::error_code validate(endpoint& ep) const;

@@ -3,6 +3,7 @@
 
 #include "deadbolt/blocking.hpp"
 #include "deadbolt/blocking_multi_lock.hpp"
+#include "deadbolt/checked_guard.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/count_down_latch.hpp"
@@ -10,6 +11,8 @@
 #include "deadbolt/expirable_semaphore.hpp"
 #include "deadbolt/fair_lock.hpp"
 #include "deadbolt/multi_lock.hpp"
+#include "deadbolt/observability.hpp"
+#include "deadbolt/owner_id.hpp"
 #include "deadbolt/permit_id.hpp"
 #include "deadbolt/read_write_lock.hpp"
 #include "deadbolt/reentrant_lock.hpp"

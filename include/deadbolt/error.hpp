@@ -35,6 +35,7 @@ enum class errc {
   cluster_down,         ///< Redis Cluster: no node served the key's slot (CLUSTERDOWN, TRYAGAIN, no layout) in time
   redirect_loop,        ///< Redis Cluster: the nodes kept redirecting the command to each other
   not_built,            ///< the URL needs a part this build leaves out (DEADBOLT_CLUSTER=OFF)
+  cross_slot,           ///< Redis Cluster: the object's keys fall in different slots (braces that are no hash tag)
 };
 
 const std::error_category& deadbolt_category() noexcept;

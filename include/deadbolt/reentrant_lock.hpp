@@ -12,15 +12,12 @@
 
 #include "deadbolt/detail/async.hpp"
 #include "deadbolt/detail/engine.hpp"
+#include "deadbolt/owner_id.hpp"
 #include "deadbolt/spin_backoff.hpp"
 
 namespace deadbolt {
 
 class client;
-
-/// Identifies who holds a lock within this client: the second half of the Redis hash field
-/// "<client uuid>:<owner id>". Redisson uses the Java thread id; async code passes its own.
-using owner_id = std::int64_t;
 
 namespace detail {
 

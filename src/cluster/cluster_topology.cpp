@@ -31,14 +31,16 @@ struct cluster_topology::node final : redirect_handler, connection_listener {
       : owner(owner), index(index), address(std::move(where)) {}
 
   void on_redirect(request& r, std::string_view error_text) override { owner.redirected(*this, r, error_text); }
-  void on_connected() override {}
-  void on_disconnected(std::error_code) override { owner.refresh(); }  // a failover may have begun
+  void on_connected() override { down = false; }
+  void on_disconnected(std::error_code) override { owner.node_lost(*this); }
+  void on_connect_failed(std::error_code) override { owner.node_lost(*this); }
 
   cluster_topology& owner;
   std::uint16_t index;
   server_address address;
   std::shared_ptr<connection> commands;
   bool started = false;
+  bool down = false;  // its connection dropped and has not come back: route nothing there
 };
 
 // CLUSTER SHARDS (or SLOTS), its whole reply kept as a tree.
@@ -98,6 +100,10 @@ void cluster_topology::submit(request& r) {
     asio::post(executor_, [&r] { r.on_done(errc::shutting_down); });
     return;
   }
+  if (!name_fits_one_slot(r.route_key)) {  // its scripts would get CROSSSLOT: refuse before anything runs
+    asio::post(executor_, [&r] { r.on_done(errc::cross_slot); });
+    return;
+  }
   r.asking = false;
   r.redirects = 0;
   r.deadline_ns = 0;
@@ -111,8 +117,27 @@ std::uint16_t cluster_topology::owner_of(const request& r) const {
 
 void cluster_topology::route(request& r) {
   const std::uint16_t index = owner_of(r);
-  if (index == slot_table::no_node) return park(r);
+  if (index == slot_table::no_node || nodes_[index]->down) return park(r);
   send(*nodes_[index], r);
+}
+
+void cluster_topology::node_lost(node& n) {
+  // A failover may have begun: what was not written yet waits for the layout to name the slot's new
+  // master (what was written follows the connection's rules: an unanswered acquire is verified).
+  if (closed_) return;
+  n.down = true;
+  request_queue unsent;
+  n.commands->take_unsent(unsent);
+  bool asked_for_layout = false;
+  while (request* r = unsent.pop_front()) {
+    if (r == layout_.get()) {
+      asked_for_layout = true;  // the layout query was for this node: it failed, ask another
+    } else {
+      park(*r);
+    }
+  }
+  if (asked_for_layout) layout_->on_done(errc::not_connected);
+  refresh();
 }
 
 void cluster_topology::send(node& n, request& r) {
@@ -127,6 +152,9 @@ void cluster_topology::park(request& r) {
   if (r.deadline_ns == 0) {
     r.deadline_ns = port::monotonic_ns() + std::chrono::nanoseconds(cfg_.command_timeout).count();
   }
+  // A loop is redirections without a pause; waiting (TRYAGAIN during a migration: ASK, then TRYAGAIN
+  // on the target, again and again) is bounded by the deadline instead.
+  r.redirects = 0;
   parked_.push_back(r);
   refresh();
   arm_park_timer();
@@ -149,13 +177,22 @@ void cluster_topology::on_park_timer() {
   request_queue retry;
   retry.splice_back(parked_);
   while (request* r = retry.pop_front()) {
+    const std::uint16_t index = owner_of(*r);
     if (now >= r->deadline_ns) {
-      // Never routed: the layout never came, or no node served the slot, or the cluster said "not now".
-      r->on_done(!layout_known_ && last_refresh_error_ ? last_refresh_error_ : make_error_code(errc::cluster_down));
+      // Never routed: the layout never came, the slot's master is unreachable (and no replica has
+      // taken over yet), no node served the slot, or the cluster said "not now".
+      if (!layout_known_ && last_refresh_error_) {
+        // No node could tell the layout: unreachable seeds are an outage (waits ride it out).
+        const bool unreachable = last_refresh_error_.category() != deadbolt_category();
+        r->on_done(unreachable ? make_error_code(errc::not_connected) : last_refresh_error_);
+      } else if (index != slot_table::no_node && nodes_[index]->down) {
+        r->on_done(errc::not_connected);
+      } else {
+        r->on_done(errc::cluster_down);
+      }
       continue;
     }
-    const std::uint16_t index = owner_of(*r);
-    if (index == slot_table::no_node) {
+    if (index == slot_table::no_node || nodes_[index]->down) {
       parked_.push_back(*r);
     } else {
       send(*nodes_[index], *r);
@@ -170,6 +207,9 @@ void cluster_topology::on_park_timer() {
 void cluster_topology::refresh() {
   if (refreshing_ || closed_ || nodes_.empty()) return;
   refreshing_ = true;
+  for (std::size_t tries = 0; tries < nodes_.size() && nodes_[refresh_turn_ % nodes_.size()]->down; ++tries) {
+    ++refresh_turn_;  // ask a node that is up, if there is one
+  }
   node& asked = *nodes_[refresh_turn_ % nodes_.size()];
   layout_->prepare(shards_supported_, asked);
   send(asked, *layout_);
@@ -227,7 +267,10 @@ void cluster_topology::redirected(node& from, request& r, std::string_view error
   if (where->what == redirect::kind::moved) {
     slots_->assign(where->slot, target->index);
     r.asking = false;
-    refresh();  // one slot moved: others probably did too
+    // One slot moved: others probably did too. Ask the new owner: it knows its slots for sure, while
+    // other nodes (replicas above all) may still answer the layout from before the move.
+    if (!refreshing_) refresh_turn_ = target->index;
+    refresh();
   } else {
     r.asking = true;
   }

@@ -47,6 +47,8 @@ class cluster_topology final : public topology {
   void route(request& r);
   void send(node& n, request& r);
   void park(request& r);
+  /// A node's connection dropped: park what it had not written, and read the layout again.
+  void node_lost(node& n);
   void arm_park_timer();
   void on_park_timer();
   void refresh();

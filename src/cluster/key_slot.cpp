@@ -29,6 +29,13 @@ std::string_view hash_tag(std::string_view key) noexcept {
   return key.substr(open + 1, close - open - 1);
 }
 
+bool name_fits_one_slot(std::string_view name) noexcept {
+  const auto open = name.find('{');
+  if (open == std::string_view::npos) return name.find('}') == std::string_view::npos;
+  const auto close = name.find('}', open + 1);
+  return close != std::string_view::npos && close > open + 1;
+}
+
 std::uint16_t crc16(std::string_view bytes) noexcept {
   std::uint16_t crc = 0;
   for (const char c : bytes) {

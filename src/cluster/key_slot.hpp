@@ -14,6 +14,12 @@ inline constexpr std::uint16_t cluster_slot_count = 16384;
 /// that text is not empty, else the whole key.
 std::string_view hash_tag(std::string_view key) noexcept;
 
+/// Whether every key derived from the object name `name` (docs/protocol.md §0: `p:{name}` or `p:name`,
+/// `{name}:s` or `name:s`) falls in the name's own slot, so that each script's keys share one slot. It
+/// fails only for braces that do not form a hash tag: a '}' without a '{' before it (`a}b`), or an
+/// empty or unclosed tag (`{}x`, `x{`).
+bool name_fits_one_slot(std::string_view name) noexcept;
+
 /// CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), as Redis computes it.
 std::uint16_t crc16(std::string_view bytes) noexcept;
 

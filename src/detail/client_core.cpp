@@ -20,6 +20,7 @@ std::error_code server_error_code(std::string_view text) {
   auto starts = [&](std::string_view p) { return text.substr(0, p.size()) == p; };
   if (starts("WRONGTYPE")) return errc::wrong_type;
   if (starts("NOPERM")) return errc::permission_denied;
+  if (starts("CROSSSLOT")) return errc::cross_slot;
   if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
   if (starts("LOADING") || starts("BUSY ")) return errc::server_busy;  // not BUSYKEY: that one ran
   return errc::server_error;
@@ -70,7 +71,8 @@ class fire_and_forget final : public request {
 // ---- the core ----------------------------------------------------------------------------------
 
 client_core::client_core(const asio::any_io_executor& ex, const config& c)
-    : executor(ex),
+    : op_context(c),
+      executor(ex),
       cfg(c),
       config_error(c.validate(ep)),
       id(random_uuid()),
@@ -78,7 +80,10 @@ client_core::client_core(const asio::any_io_executor& ex, const config& c)
       drain_timer(ex),
       dog(*this) {
   settings_ = {id, publish_command, watchdog_ms(), latch_ttl_ms(), cfg.fair_wait_timeout.count()};
-  if (config_error) return;
+  if (config_error) {
+    observe.log(log_level::error, "config refused: ", config_error);
+    return;
+  }
   topo_ = make_topology(ex, ep, cfg);
 }
 
@@ -135,6 +140,7 @@ std::uint32_t client_core::record_acquired(std::string_view name, std::int64_t o
     h.watchdog = false;
     h.lost = false;
   }
+  if (h.count == 0) h.acquired_ns = sent_ns;
   ++h.count;
   h.server = server_count;  // more than count: holds the owner was never told of (see unlock_op)
   h.uncertain = false;
@@ -180,8 +186,18 @@ void client_core::lease_lost(std::uint32_t index) {
   hold& h = holds[index];
   if (h.lost) return;
   h.lost = true;
+  if (metrics_hook* m = observe.metrics()) m->on_lease_lost(h.name);
+  observe.log(log_level::warning, "lease lost: lock ", h.name, ", owner ", h.owner);
   // The entry stays (marked lost) until its owner unlocks, so the owner can still ask.
   if (on_lost) on_lost(h.name, h.owner);
+}
+
+void client_core::hold_released(std::uint32_t index) {
+  const hold& h = holds[index];
+  if (metrics_hook* m = observe.metrics()) {
+    m->on_release(h.name, std::chrono::nanoseconds(port::monotonic_ns() - h.acquired_ns));
+  }
+  holds.release(index);
 }
 
 void client_core::close() {

@@ -12,6 +12,7 @@
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/port/asio.hpp"
 #include "detail/holds.hpp"
+#include "detail/observer.hpp"
 #include "detail/op_context.hpp"
 #include "detail/op_pool.hpp"
 #include "detail/subscriber.hpp"
@@ -44,6 +45,7 @@ class client_core final : public op_context, public std::enable_shared_from_this
   void note_unknown(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
                     std::int64_t sent_ns) override;
   void unlock_failed(std::string_view name, std::int64_t owner, hold_field field) override;
+  void hold_released(std::uint32_t hold_index) override;
   std::error_code refusal() const override;
   bool shutting_down() const override { return stopped; }
   bool closed() const override { return closed_; }

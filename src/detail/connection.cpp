@@ -24,6 +24,10 @@ session_settings settings_for(const endpoint& ep, const config& cfg) {
   return s;
 }
 
+connection_role public_role(connection::role r) {
+  return r == connection::role::command ? connection_role::command : connection_role::subscriber;
+}
+
 std::uint64_t jitter_seed() {
   std::uint64_t seed = 0;
   if (!port::random_bytes(&seed, sizeof seed)) seed = 0x9e3779b97f4a7c15ull;
@@ -82,7 +86,9 @@ connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<ad
       deadline_timer_(ex),
       input_(cfg.reply_limits.max_bulk_length + 128),
       pipeline_(cfg.reply_limits),
-      login_steps_(new login_request[login_plan{}.steps.size()]) {}
+      login_steps_(new login_request[login_plan{}.steps.size()]),
+      observe_(cfg),
+      described_(std::string(to_string(public_role(r))) + " connection to " + endpoint_.describe()) {}
 
 connection::~connection() { pipeline_.fail_all(errc::shutting_down); }
 
@@ -206,6 +212,9 @@ void connection::log_in() {
 }
 
 void connection::on_ready() {
+  if (metrics_hook* m = observe_.metrics(); m && been_ready_) m->on_reconnect(public_role(role_));
+  observe_.log(log_level::info, described_, been_ready_ ? ": up again" : ": up");
+  been_ready_ = true;
   pipeline_.end_handshake();
   pipeline_.set_push_handler(push_, role_ == role::subscriber);
   if (listener_) listener_->on_connected();
@@ -220,7 +229,15 @@ void connection::disconnect(const session_fsm::action& a) {
   addresses_->cancel();
   pipeline_.set_push_handler(push_, false);
   pipeline_.connection_lost(a.sent_error);
-  if (a.was_ready && listener_) listener_->on_disconnected(a.error);
+  if (metrics_hook* m = observe_.metrics(); m && a.was_ready) m->on_disconnect(public_role(role_), a.error);
+  observe_.log(log_level::warning, described_, a.was_ready ? ": lost: " : ": failed: ", a.error);
+  if (listener_) {
+    if (a.was_ready) {
+      listener_->on_disconnected(a.error);
+    } else if (!session_.stopped()) {
+      listener_->on_connect_failed(a.error);
+    }
+  }
   if (a.unsent_error) pipeline_.fail_unsent(a.unsent_error);
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <system_error>
 
 #include "deadbolt/config.hpp"
@@ -14,6 +15,7 @@
 #include "deadbolt/resp/read_buffer.hpp"
 #include "detail/address_source.hpp"
 #include "detail/handler_memory.hpp"
+#include "detail/observer.hpp"
 #include "detail/pipeline.hpp"
 #include "detail/session_fsm.hpp"
 #include "detail/stream.hpp"
@@ -25,6 +27,8 @@ class connection_listener {
  public:
   virtual void on_connected() = 0;
   virtual void on_disconnected(std::error_code why) = 0;
+  /// An attempt to connect (or log in) failed; the connection tries again after its backoff.
+  virtual void on_connect_failed(std::error_code) {}
 
  protected:
   ~connection_listener() = default;
@@ -55,6 +59,8 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   /// Why the last connection attempt failed or the last connection dropped (empty when none did).
   std::error_code last_error() const noexcept { return session_.last_error(); }
   const endpoint& where() const noexcept { return endpoint_; }
+  /// Hands over the requests not yet written (see pipeline::take_unsent).
+  void take_unsent(request_queue& out) { pipeline_.take_unsent(out); }
   /// Drops the current connection as if the network failed (tests, and stuck-connection recovery).
   void drop(std::error_code why);
 
@@ -105,6 +111,9 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   std::uint64_t timer_generation_ = 0;  // bumps on every arm or cancel of session_timer_
   connection_listener* listener_ = nullptr;
   push_handler* push_ = nullptr;
+  observer observe_;         // config::log and config::metrics
+  std::string described_;    // "<role> connection to host:port", for log lines
+  bool been_ready_ = false;  // a later ready is a reconnect
 };
 
 }  // namespace deadbolt::detail

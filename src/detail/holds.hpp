@@ -27,6 +27,7 @@ struct hold {
   bool uncertain = false;       ///< `server` is unknown (an acquire whose outcome is unknown)
   std::int64_t confirmed_ns = 0;  ///< when the server last confirmed the lease (monotonic)
   std::int64_t expires_ns = 0;    ///< not renewed: when the lease ends at the latest (monotonic)
+  std::int64_t acquired_ns = 0;   ///< when the first of the current holds was sent (monotonic)
   std::uint32_t generation = 0;   ///< bumps when the slot is released: stale replies are ignored
   bool in_use = false;
 };

@@ -12,6 +12,7 @@
 
 #include "deadbolt/detail/async.hpp"
 #include "detail/holds.hpp"
+#include "detail/observer.hpp"
 
 namespace deadbolt::detail {
 
@@ -41,6 +42,11 @@ struct op_settings {
 
 class op_context {
  public:
+  explicit op_context(const config& cfg) : observe(cfg) {}
+
+  /// config::log and config::metrics: each call site is one line (src/detail/observer.hpp).
+  observer observe;
+
   // ---- requests
   /// Sends a request to the node that serves r.route_key (connecting first if needed).
   virtual void submit(request& r) = 0;
@@ -56,8 +62,8 @@ class op_context {
   virtual subscriber* existing_subscriptions(std::string_view channel) const = 0;
 
   // ---- holds
-  /// The held-lock table, to look up, count down and release holds. What the watchdog and the
-  /// lease-lost handler must hear of goes through the three calls below.
+  /// The held-lock table, to look up and count down holds. What the watchdog, the lease-lost handler
+  /// and the metrics hook must hear of goes through the calls below.
   virtual hold_table& held_locks() = 0;
   /// Registers a successful acquisition sent at `sent_ns`, after which the server counts
   /// `server_count` holds of this owner; hold_table::none if the table is full (of live holds).
@@ -69,6 +75,8 @@ class op_context {
                             std::int64_t sent_ns) = 0;
   /// An unlock failed: the hold leaves the watchdog (it ends with its lease); holds that remain are lost.
   virtual void unlock_failed(std::string_view name, std::int64_t owner, hold_field field) = 0;
+  /// The owner's unlock released its last hold: the entry goes (the hold time is reported).
+  virtual void hold_released(std::uint32_t hold_index) = 0;
 
   // ---- state and resources
   /// Why a new operation may not start: the configuration's error, or shutting_down after shutdown().

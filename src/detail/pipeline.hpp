@@ -72,6 +72,12 @@ class pipeline {
   void connection_lost(std::error_code sent_error);
   /// Fails every request, sent or not (shutdown).
   void fail_all(std::error_code ec);
+  /// Hands over the requests not yet written, which never reached the server (a cluster sends them to
+  /// another node); their bytes are dropped.
+  void take_unsent(request_queue& out) {
+    out_.clear();
+    out.splice_back(queued_);
+  }
   /// Fails the requests not yet written (a definitive login failure: waiting would not help).
   void fail_unsent(std::error_code ec);
   /// Fails requests whose deadline passed. Returns true if a *sent* request timed out, which means the

@@ -31,6 +31,7 @@ subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, const confi
 subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, std::unique_ptr<address_source> addresses,
                        const config& cfg)
     : executor_(ex),
+      observe_(cfg),
       connection_(std::make_shared<connection>(ex, ep, std::move(addresses), cfg, connection::role::subscriber)),
       channels_(cfg.max_channels),
       sweep_timer_(ex) {
@@ -77,6 +78,7 @@ std::uint32_t subscriber::claim_channel(std::string_view name, wake_policy polic
     c.first = c.last = none;
     c.state = channel_state::subscribing;
     ++channels_in_use_;
+    report_use(table_kind::channels);
     return i;
   }
   return none;
@@ -98,11 +100,11 @@ void subscriber::send(std::string_view verb, std::string_view channel) {
 std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_policy policy,
                                  std::chrono::nanoseconds timeout, std::uint64_t seen) {
   if (stopped_) return errc::shutting_down;
-  if (free_slots_.empty()) return errc::waiter_table_full;
+  if (free_slots_.empty()) return table_full(table_kind::waiters, errc::waiter_table_full);
   std::uint32_t ch = find_channel(channel);
   if (ch == none) {
     ch = claim_channel(channel, policy);
-    if (ch == none) return errc::channel_table_full;
+    if (ch == none) return table_full(table_kind::channels, errc::channel_table_full);
     if (!started_) {
       started_ = true;
       connection_->start();
@@ -117,6 +119,7 @@ std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_polic
   const std::uint32_t index = free_slots_.back();
   free_slots_.pop_back();
   ++waiters_in_use_;
+  report_use(table_kind::waiters);
   waiter_slot& slot = slots_[index];
   channel_entry& c = channels_[ch];
   if (!w.contending) {
@@ -190,6 +193,7 @@ void subscriber::wake(std::uint32_t index, wake_reason why) {
   slot.timer.cancel();
   free_slots_.push_back(index);
   --waiters_in_use_;
+  report_use(table_kind::waiters);
   if (c.waiters == 0 && c.contenders == 0) release_channel(ch);
   if (why == wake_reason::shutdown || why == wake_reason::cancelled) withdraw(*who);
   who->on_wake(why);
@@ -236,6 +240,7 @@ void subscriber::sweep() {
     } else {
       c.state = channel_state::free;  // the next connection simply does not subscribe it
       --channels_in_use_;
+      report_use(table_kind::channels);
     }
   }
   if (more) arm_sweep();
@@ -247,6 +252,7 @@ void subscriber::on_connected() {
     if (c.waiters == 0 && c.contenders == 0) {
       c.state = channel_state::free;
       --channels_in_use_;
+      report_use(table_kind::channels);
       continue;
     }
     c.state = channel_state::subscribing;
@@ -299,8 +305,22 @@ void subscriber::on_push(std::string_view kind, std::string_view channel, std::s
     if (c.state == channel_state::unsubscribing && c.waiters == 0 && c.contenders == 0) {
       c.state = channel_state::free;
       --channels_in_use_;
+      report_use(table_kind::channels);
     }
   }
+}
+
+void subscriber::report_use(table_kind table) const {
+  if (metrics_hook* m = observe_.metrics()) {
+    const bool waiters = table == table_kind::waiters;
+    m->on_table_use(table, waiters ? waiters_in_use_ : channels_in_use_, waiters ? slots_.size() : channels_.size());
+  }
+}
+
+std::error_code subscriber::table_full(table_kind table, std::error_code ec) const {
+  if (metrics_hook* m = observe_.metrics()) m->on_table_full(table);
+  observe_.log(log_level::warning, ec, table == table_kind::waiters ? " (config::max_waiters)" : " (config::max_channels)");
+  return ec;
 }
 
 }  // namespace deadbolt::detail

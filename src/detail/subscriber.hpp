@@ -18,6 +18,7 @@
 #include "deadbolt/config.hpp"
 #include "deadbolt/port/asio.hpp"
 #include "detail/connection.hpp"
+#include "detail/observer.hpp"
 
 namespace deadbolt::detail {
 
@@ -107,6 +108,9 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
   void release_channel(std::uint32_t channel);
   void arm_sweep();
   void sweep();
+  /// Tells config::metrics how full a table is; a full one is logged too.
+  void report_use(table_kind table) const;
+  std::error_code table_full(table_kind table, std::error_code ec) const;
 
   void on_connected() override;
   void on_disconnected(std::error_code why) override;
@@ -114,6 +118,7 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
   void on_push(std::string_view kind, std::string_view channel, std::string_view payload);
 
   asio::any_io_executor executor_;
+  observer observe_;
   std::shared_ptr<connection> connection_;
   std::vector<channel_entry> channels_;
   std::vector<waiter_slot> slots_;

@@ -62,17 +62,22 @@ class renew_batch final : public request {
   void on_done(std::error_code ec) override {
     // A failed batch changes nothing: the next run retries, and a lease not confirmed for its whole
     // length is declared lost by the run itself.
+    std::size_t renewed = 0;
     if (!ec) {
       for (std::size_t i = 0; i < replies_; ++i) {
         hold& h = core_.holds[index_[i]];
         if (!h.in_use || h.generation != generation_[i] || h.lost) continue;  // unlocked meanwhile
         if (flags_[i]) {
           h.confirmed_ns = sent_ns_;
+          ++renewed;
         } else {
           core_.lease_lost(index_[i]);
         }
       }
     }
+    if (metrics_hook* m = core_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
+    if (ec) core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) failed: ", ec);
+    if (!ec) core_.observe.log(log_level::debug, "renewed ", renewed, " of ", size_, " lease(s)");
     core_.dog.batch_done(this);
   }
 

@@ -46,6 +46,7 @@ class lock_attempt final : public wait_attempt {
     server_count_ = 0;
     proto_->wait_channel(channel_, *names, who());
     const std::int64_t now = port::monotonic_ns();
+    started_ns_ = now;
     const hold_table& holds = core_.held_locks();
     const std::uint32_t held = holds.find(names->name, owner, proto_->field());
     const bool live = held != hold_table::none && !holds[held].lost && !lapsed(holds[held], now);
@@ -145,6 +146,15 @@ class lock_attempt final : public wait_attempt {
     return wait_outcome::done(0);  // give_up: best effort (stale entries expire anyway)
   }
 
+  acquire_sample sample(bool acquired, std::error_code ec) const {
+    return {names_->name, std::chrono::nanoseconds(port::monotonic_ns() - started_ns_), acquired, ec};
+  }
+  std::error_code note_full_table() const {
+    if (metrics_hook* m = core_.observe.metrics()) m->on_table_full(table_kind::held_locks);
+    core_.observe.log(log_level::warning, "held-lock table full (config::max_held_locks): gave back ", names_->name);
+    return errc::held_table_full;
+  }
+
   // A verified hold is ours; the fenced lock's token is the counter's value (only a holder increments it).
   wait_outcome owned() const {
     return proto_->hands_out_tokens() ? wait_outcome::next(lock_steps::fetch_token) : wait_outcome::acquired(1);
@@ -159,10 +169,11 @@ class lock_attempt final : public wait_attempt {
       if (held == hold_table::none || end.give_back) {
         // Untracked (table full) or unwanted: give it back (shutdown sends it before it closes).
         release_quietly(core_, names_, owner_);
-        if (held == hold_table::none) ec = errc::held_table_full;
+        if (held == hold_table::none) ec = note_full_table();
         value = 0;
       }
     }
+    if (metrics_hook* m = core_.observe.metrics()) m->on_acquire(sample(value != 0, ec));
     completion* done = done_;
     done_ = nullptr;
     names_.reset();
@@ -185,6 +196,7 @@ class lock_attempt final : public wait_attempt {
   std::int64_t server_before_ = 0;  // the owner's count on the server before our attempt
   std::int64_t server_count_ = 0;   // ... once acquired
   std::int64_t sent_ns_ = 0;
+  std::int64_t started_ns_ = 0;  // when the caller asked (for config::metrics)
   backoff_state backoff_;
   acquire_reply attempt_reply_;
   scalar_reply reply_;

@@ -110,7 +110,7 @@ class unlock_op final : public request, public operation {
         return finish(lost ? errc::lease_lost : errc::not_owner, 0);
       case scalar_reply::kind::integer:
         if (reply_.value == 1) {
-          if (held != hold_table::none) holds_.release(held);
+          if (held != hold_table::none) core_.hold_released(held);
           core_.send_and_forget("DEL", latch_);  // the latch has done its job
           // A hold the owner was told it lost is reported lost, whatever the server still had.
           return finish(surplus_releases_ > 0 ? outcome_ : lost ? make_error_code(errc::lease_lost) : std::error_code(), 1);
@@ -132,7 +132,7 @@ class unlock_op final : public request, public operation {
       }
       if (proto_->field() == hold_field::read) {  // other readers' holds count here too
         const bool lost = h.lost;
-        holds_.release(held);
+        core_.hold_released(held);
         return finish(lost ? errc::lease_lost : std::error_code(), 0);
       }
     }

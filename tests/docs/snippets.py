@@ -8,7 +8,9 @@ Each block becomes the body of its own coroutine, `asio::awaitable<void> snippet
 parameters name what the prose around the blocks takes for granted (cfg, client, owner, io, ...).
 A block may declare its own variables of those names: it runs in a nested scope. `#include` lines are
 hoisted to the top. `#line` directives make the compiler point at the markdown file and line.
-A block preceded by `<!-- snippet: skip REASON -->` is left out; every other block is compiled.
+A block preceded by `<!-- snippet: skip REASON -->` is left out; every other block is compiled. A
+block preceded by `<!-- snippet: namespace scope -->` declares things (a class, a function) that the
+blocks after it use: it is compiled at namespace scope, before them, instead of as a coroutine body.
 """
 import pathlib
 import re
@@ -59,14 +61,16 @@ def blocks(path):
     i = 0
     while i < len(lines):
         if lines[i].strip() == "```cpp":
-            skip = i > 0 and lines[i - 1].strip().startswith("<!-- snippet: skip")
+            marker = lines[i - 1].strip() if i > 0 else ""
+            skip = marker.startswith("<!-- snippet: skip")
+            at_namespace_scope = marker == "<!-- snippet: namespace scope -->"
             start = i + 1
             j = start
             while j < len(lines) and lines[j].strip() != "```":
                 j += 1
             if j == len(lines):
                 sys.exit(f"{path}:{i + 1}: unterminated ```cpp block")
-            yield start + 1, lines[start:j], skip
+            yield start + 1, lines[start:j], skip, at_namespace_scope
             i = j
         i += 1
 
@@ -77,7 +81,7 @@ def main():
     includes, bodies, count, skipped = set(), [], 0, 0
     for src in sources:
         rel = src.relative_to(root).as_posix()
-        for first_line, code, skip in blocks(src):
+        for first_line, code, skip, at_namespace_scope in blocks(src):
             if skip:
                 skipped += 1
                 continue
@@ -89,6 +93,9 @@ def main():
                     body.append("")
                 else:
                     body.append(line)
+            if at_namespace_scope:
+                bodies.append(f'#line {first_line} "{rel}"\n' + "\n".join(body) + "\n")
+                continue
             bodies.append(
                 f"asio::awaitable<void> snippet_{count}(DOC_SNIPPET_CONTEXT) {{\n  {{\n"
                 f'#line {first_line} "{rel}"\n' + "\n".join(body) + "\n  }\n  co_return;\n}\n")

@@ -19,7 +19,8 @@ std::int64_t wall_clock_ms() noexcept;
 bool random_bytes(void* out, std::size_t n) noexcept;
 
 /// A number identifying the calling thread among the live threads of this process: the owner id of the
-/// blocking API, as Java's thread id is for Redisson.
+/// blocking API, as Java's thread id is for Redisson. Below 2^63: deadbolt::new_owner_id() hands out
+/// the negative owner ids, so they never meet a thread's.
 std::uint64_t thread_id() noexcept;
 
 /// Keeps a socket from being inherited by programs the process starts (a `deadbolt run` COMMAND must

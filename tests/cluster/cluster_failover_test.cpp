@@ -1,0 +1,183 @@
+// Failover on a real cluster (its own fixture: these tests change who is master). A lock is held and
+// another client waits while the lock's master fails over, gracefully (CLUSTER FAILOVER on its
+// replica) or because it was SIGKILLed: the holder keeps its hold (it was replicated) and releases it
+// on the new master, the waiter gets the lock before its deadline, nothing hangs. A hold the new master
+// never received is reported through the lease-lost signal.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "deadbolt/deadbolt.hpp"
+#include "support/lock_test.hpp"
+#include "support/redis_cluster.hpp"
+
+using namespace std::chrono_literals;
+
+namespace cluster_failover_test {
+
+deadbolt::config config_for(const deadbolt::test::redis_cluster& cluster) {
+  deadbolt::config cfg;
+  cfg.url = cluster.url();
+  cfg.command_timeout = 2000ms;
+  cfg.watchdog_timeout = 10000ms;  // outlives a failover (node timeout 1.5 s, then the election)
+  return cfg;
+}
+
+const deadbolt::test::redis_server* master_of(const deadbolt::test::redis_cluster& cluster, const std::string& key) {
+  for (const auto& n : cluster.nodes()) {
+    if (n.cli("role").rfind("master", 0) == 0 && n.cli("get '" + key + "'").find("MOVED") == std::string::npos) {
+      return &n;
+    }
+  }
+  FAIL("no master owns " << key);
+  return nullptr;
+}
+
+// A replica of `master` (ROLE answers "slave", host, master port, ...).
+const deadbolt::test::redis_server* replica_of(const deadbolt::test::redis_cluster& cluster,
+                                               const deadbolt::test::redis_server& master) {
+  for (const auto& n : cluster.nodes()) {
+    std::istringstream role(n.cli("role"));
+    std::string kind, host, port;
+    role >> kind >> host >> port;
+    if (kind == "slave" && port == std::to_string(master.port())) return &n;
+  }
+  FAIL("no replica of " << master.port());
+  return nullptr;
+}
+
+bool becomes_master(const deadbolt::test::redis_server& node, std::chrono::milliseconds within) {
+  const auto until = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < until) {
+    if (node.cli("role").rfind("master", 0) == 0) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+struct wait_result {
+  bool acquired = false;
+  std::error_code ec;
+  std::chrono::steady_clock::duration took{};
+};
+
+// Another client waits for the lock for up to `wait`, then releases it if it got it.
+std::future<wait_result> wait_for_lock(deadbolt::blocking_client& other, const std::string& name,
+                                       std::chrono::milliseconds wait) {
+  return std::async(std::launch::async, [&other, name, wait] {
+    auto lock = other.lock(name);
+    wait_result r;
+    const auto start = std::chrono::steady_clock::now();
+    r.acquired = lock.try_lock_for(wait, 10s, r.ec);
+    r.took = std::chrono::steady_clock::now() - start;
+    if (r.acquired) lock.unlock();
+    return r;
+  });
+}
+
+}  // namespace cluster_failover_test
+
+using namespace cluster_failover_test;
+
+TEST_CASE("CLUSTER FAILOVER while a lock is held and a waiter waits: both carry on with the new master") {
+  deadbolt::test::redis_cluster cluster;
+  deadbolt::blocking_client holder(config_for(cluster)), other(config_for(cluster));
+  const std::string name = deadbolt::test::unique_name("fo-graceful");
+  auto lock = holder.lock(name);
+  lock.lock();  // the watchdog keeps it
+  const auto* master = master_of(cluster, name);
+  const auto* replica = replica_of(cluster, *master);
+  REQUIRE(master->cli("wait 1 10000") == "1");  // the replica has the hold
+
+  auto waiter = wait_for_lock(other, name, 15000ms);
+  std::this_thread::sleep_for(300ms);  // the waiter is parked
+  REQUIRE(replica->cli("cluster failover") == "OK");
+  REQUIRE(becomes_master(*replica, 10s));
+  std::this_thread::sleep_for(4000ms);  // at least one renewal goes to the new master
+  CHECK_FALSE(lock.lease_lost());
+  CHECK(std::stoll(replica->cli("pttl " + name)) > 0);
+  std::error_code ec;
+  lock.unlock(ec);
+  CHECK_FALSE(ec);
+  REQUIRE(waiter.wait_for(20s) == std::future_status::ready);
+  const wait_result got = waiter.get();
+  CHECK(got.acquired);
+  CHECK_FALSE(got.ec);
+}
+
+TEST_CASE("a SIGKILLed master: the replicated hold survives on the promoted replica, the waiter gets it") {
+  deadbolt::test::redis_cluster cluster;
+  deadbolt::blocking_client holder(config_for(cluster)), other(config_for(cluster));
+  const std::string name = deadbolt::test::unique_name("fo-kill");
+  auto lock = holder.lock(name);
+  lock.lock();
+  const auto* master = master_of(cluster, name);
+  const auto* replica = replica_of(cluster, *master);
+  REQUIRE(master->cli("wait 1 10000") == "1");
+
+  auto waiter = wait_for_lock(other, name, 20000ms);
+  std::this_thread::sleep_for(300ms);
+  master->stop();  // SIGKILL; node timeout 1.5 s, then the replica is elected
+  REQUIRE(becomes_master(*replica, 15s));
+  // The hold is there, and the holder's watchdog renews it on the new master.
+  const long long before = std::stoll(replica->cli("pttl " + name));
+  CHECK(before > 0);
+  std::this_thread::sleep_for(4000ms);  // a renewal reaches the new master
+  CHECK_FALSE(lock.lease_lost());
+  std::error_code ec;
+  lock.unlock(ec);
+  CHECK_FALSE(ec);
+  REQUIRE(waiter.wait_for(25s) == std::future_status::ready);
+  const wait_result got = waiter.get();
+  CHECK(got.acquired);
+  CHECK_FALSE(got.ec);
+  master->start();  // it rejoins as a replica of the promoted node
+}
+
+TEST_CASE("a hold the promoted replica never received is reported lost; another client can take the lock") {
+  deadbolt::test::redis_cluster cluster;
+  deadbolt::config cfg = config_for(cluster);
+  deadbolt::blocking_client holder(cfg), other(cfg);
+  std::atomic<int> lost{0};
+  holder.on_lease_lost([&](std::string_view, std::int64_t) { ++lost; });
+  const std::string name = deadbolt::test::unique_name("fo-lost");
+  {
+    auto probe = holder.lock(name);  // learn the layout; find the master and its replica
+    probe.lock();
+    probe.unlock();
+  }
+  const auto* master = master_of(cluster, name);
+  const auto* replica = replica_of(cluster, *master);
+  // Cut the replication link while the replica cannot reconnect: the next write exists on the
+  // master only (a SIGSTOPed replica alone would still find it in its socket buffer).
+  replica->pause();
+  REQUIRE(master->cli("client kill type replica") != "0");
+  auto lock = holder.lock(name);
+  lock.lock();
+  REQUIRE(master->cli("exists " + name) == "1");
+  master->stop();
+  replica->resume();
+  REQUIRE(becomes_master(*replica, 15s));
+  CHECK(replica->cli("exists " + name) == "0");  // the hold was lost with the master
+
+  // The holder hears it from its watchdog (a renewal every 3.3 s) ...
+  const auto until = std::chrono::steady_clock::now() + 15s;
+  while (lost.load() == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(50ms);
+  CHECK(lost.load() == 1);
+  CHECK(lock.lease_lost());
+  // ... and another client takes the lock.
+  auto taker = other.lock(name);
+  std::error_code ec;
+  CHECK(taker.try_lock_for(5s, 10s, ec));
+  CHECK_FALSE(ec);
+  taker.unlock();
+  lock.unlock(ec);
+  CHECK(ec == deadbolt::errc::lease_lost);
+  master->start();
+}
