@@ -1,8 +1,9 @@
 // What an operation sees of its client: the lock kinds' acquire (src/lock/lock_attempt.cpp), unlock and
 // queries (src/lock/lock_ops.cpp), the semaphores' and the latch's calls (src/sync/), and the wait op
 // that runs the waiting ones (src/detail/wait_op.*). They send requests, complete later, park on a
-// channel's subscriber, keep the hold table and read a few settings; the connections, the topology,
-// the watchdog and shutdown are not theirs to touch. client_core implements it; no call allocates.
+// channel's subscriber, keep the hold table, read a few settings and report to the log and metrics
+// hooks; the connections, the topology, the watchdog and shutdown are not theirs to touch.
+// client_core implements it; no call allocates.
 #pragma once
 
 #include <cstdint>
