@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 
@@ -20,13 +21,14 @@ void* __libc_pvalloc(std::size_t size);
 }
 
 namespace {
-// Benchmarks count on one thread; plain variables keep the counting cost out of the figures.
-bool counting = false;
-std::size_t allocations = 0;
+// Every thread counts (a blocking call allocates on the caller's thread and on the loop's). Relaxed
+// atomics: reading the flag is a plain load, and the increment only runs for an allocation.
+std::atomic<bool> counting{false};
+std::atomic<std::size_t> allocations{0};
 // DEADBOLT_BENCH_ALLOC_TRACE=N: the call stacks of the first N counted allocations go to stderr
 // (resolve them with addr2line -f -C -e <binary> <offset>).
-long trace_left = 0;
-bool tracing = false;
+std::atomic<long> trace_left{0};
+thread_local bool tracing = false;
 
 void trace() noexcept {
   tracing = true;  // backtrace() may allocate
@@ -39,10 +41,10 @@ void trace() noexcept {
 }
 
 inline void count() noexcept {
-  if (!counting) return;
-  ++allocations;
-  if (trace_left > 0 && !tracing) {
-    --trace_left;
+  if (!counting.load(std::memory_order_relaxed)) return;
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (!tracing && trace_left.load(std::memory_order_relaxed) > 0 &&
+      trace_left.fetch_sub(1, std::memory_order_relaxed) > 0) {
     trace();
   }
 }
@@ -54,15 +56,15 @@ void start_counting_allocations() noexcept {
   if (const char* n = std::getenv("DEADBOLT_BENCH_ALLOC_TRACE")) {
     void* frame;
     backtrace(&frame, 1);  // loads the unwinder now, not while counting
-    trace_left = std::atol(n);
+    trace_left.store(std::atol(n), std::memory_order_relaxed);
   }
-  allocations = 0;
-  counting = true;
+  allocations.store(0, std::memory_order_relaxed);
+  counting.store(true, std::memory_order_seq_cst);
 }
 
 std::size_t stop_counting_allocations() noexcept {
-  counting = false;
-  return allocations;
+  counting.store(false, std::memory_order_seq_cst);
+  return allocations.load(std::memory_order_relaxed);
 }
 
 std::size_t heap_bytes_in_use() noexcept {

@@ -8,7 +8,7 @@
 
 namespace deadbolt::bench {
 
-/// Starts counting from zero. Counting is not thread-safe: count on one thread (the io thread).
+/// Starts counting from zero: every thread's allocations count until stop_counting_allocations().
 void start_counting_allocations() noexcept;
 /// Stops counting; returns the allocations (malloc, calloc, realloc, aligned forms) made since the start.
 std::size_t stop_counting_allocations() noexcept;

@@ -9,8 +9,10 @@
 //                    client_cpu_us_per_pair=… watchdog_ratio=… watchdog_ratio_p25=… watchdog_ratio_p75=…
 //                    watchdog_allocs_per_pair=… watchdog_pairs_per_s=…
 //                    hooks_ratio=… hooks_ratio_p25=… hooks_ratio_p75=… hooks_allocs_per_pair=…
-//                    hooks_pairs_per_s=… hook_events_per_pair=…
-// The hooks side is the leased one on a second client whose config::metrics counts every event.
+//                    hooks_pairs_per_s=… hook_events_per_pair=… blocking_ratio=… blocking_ratio_p25=…
+//                    blocking_ratio_p75=… blocking_allocs_per_pair=… blocking_pairs_per_s=…
+// The hooks side is the leased one on a second client whose config::metrics counts every event; the
+// blocking side the same pairs through the blocking API (a blocking_client, this thread the caller).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "deadbolt/blocking.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/port/asio.hpp"
 #include "server_probe.hpp"
@@ -111,7 +114,32 @@ class pair_chain {
   std::string error_;
 };
 
-// One side (fixed lease or watchdog) over all its slices.
+// The same pairs through the blocking API, from this thread: try_lock_for(0, lease) -> unlock -> ...
+// Allocations are counted on every thread (the caller's and the blocking client's loop).
+run_result blocking_pairs(deadbolt::blocking_lock& lock, std::chrono::milliseconds lease, long warm, double seconds) {
+  std::error_code ec;
+  auto pair = [&] {
+    if (!lock.try_lock_for(0ms, lease, ec) || ec) {
+      deadbolt::bench::die(bench_name, ec ? "blocking lock: " + ec.message() : "blocking lock: not acquired");
+    }
+    lock.unlock(ec);
+    if (ec) deadbolt::bench::die(bench_name, "blocking unlock: " + ec.message());
+  };
+  for (long i = 0; i < warm; ++i) pair();
+  deadbolt::bench::start_counting_allocations();
+  const clock_type::time_point start = clock_type::now();
+  const double cpu_start = deadbolt::bench::process_cpu_us();
+  long pairs = 0;
+  do {
+    pair();
+    ++pairs;
+  } while (deadbolt::bench::seconds_since(start) < seconds);
+  const std::size_t allocations = deadbolt::bench::stop_counting_allocations();
+  const double elapsed = deadbolt::bench::seconds_since(start);
+  return {static_cast<double>(pairs) / elapsed, allocations, deadbolt::bench::process_cpu_us() - cpu_start, pairs};
+}
+
+// One side (fixed lease, watchdog, hooks or blocking) over all its slices.
 struct side {
   std::vector<double> ratios;
   std::vector<run_result> runs;
@@ -166,19 +194,26 @@ int main(int argc, char** argv) {
   hooked_cfg.log = [](deadbolt::log_level, std::string_view) {};
   deadbolt::client hooked_client(io.get_executor(), hooked_cfg);
   const deadbolt::reentrant_lock hooked_lock = hooked_client.lock("bench-uncontended-hooks");
+  deadbolt::blocking_client blocking_client(cfg);
+  if (const std::error_code ec = blocking_client.connect()) {
+    deadbolt::bench::die(bench_name, "blocking connect: " + ec.message());
+  }
+  deadbolt::blocking_lock blocking_lock = blocking_client.lock("bench-uncontended-blocking");
 
-  std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease, with the watchdog and with metrics hooks, "
-               "every one between two raw slices (EVALSHA c1P1 through hiredis); %ld warm-up pairs first\n",
+  std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease, with the watchdog, with metrics hooks and "
+               "through the blocking API, every one between two raw slices (EVALSHA c1P1 through hiredis); %ld "
+               "warm-up pairs first\n",
                bench_name, slices, slice_s * 1000, lease_ms, warm);
   // redis-benchmark once, for reference: the in-process raw slices should agree with it.
   const double redis_benchmark = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
   pair_chain(io, lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
   pair_chain(io, lock, 0ms, warm, 0).run();
   pair_chain(io, hooked_lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
+  blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), warm, 0);
 
   const std::string raw_key = "bench-raw-slices", raw_owner = "owner:1", raw_lease = std::to_string(lease_ms);
   auto raw = [&] { return probe.raw_slice_per_s(sha, raw_key, raw_lease, raw_owner, slice_s); };
-  side leased, watchdog, hooks;
+  side leased, watchdog, hooks, blocking;
   long hooked_events = 0, hooked_pairs = 0;
   std::vector<double> raws;
   std::uint64_t evalsha = 0, dels = 0;
@@ -204,10 +239,14 @@ int main(int argc, char** argv) {
     hooked_pairs += c.pairs + slice_warm;
     const double raw_last = raw();
     hooks.add(c, (raw_after + raw_last) / 2);
+    const run_result d = blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s);
+    const double raw_end = raw();
+    blocking.add(d, (raw_last + raw_end) / 2);
     raws.push_back(raw_before);
     raws.push_back(raw_middle);
     raws.push_back(raw_after);
-    raw_before = raw_last;
+    raws.push_back(raw_last);
+    raw_before = raw_end;
   }
   probe.del(raw_key);
   // Top-level commands per leased pair: the EVALSHAs, plus DELs beyond the one the unlock script runs
@@ -218,6 +257,7 @@ int main(int argc, char** argv) {
   const std::size_t m = deadbolt::bench::median_index(leased.ratios);
   const std::size_t w = deadbolt::bench::median_index(watchdog.ratios);
   const std::size_t h = deadbolt::bench::median_index(hooks.ratios);
+  const std::size_t b = deadbolt::bench::median_index(blocking.ratios);
   // The hook must have seen the pairs (an acquire and a release each), or the phase measured nothing.
   if (hooked_events < 2 * hooked_pairs) deadbolt::bench::die(bench_name, "the metrics hook missed events");
   const double raw_median = raws[deadbolt::bench::median_index(raws)];
@@ -225,13 +265,17 @@ int main(int argc, char** argv) {
               "raw_evalsha_per_s=%.0f redis_benchmark_evalsha_per_s=%.0f commands_per_pair=%.2f "
               "client_cpu_us_per_pair=%.2f watchdog_ratio=%.3f watchdog_ratio_p25=%.3f watchdog_ratio_p75=%.3f "
               "watchdog_allocs_per_pair=%.3f watchdog_pairs_per_s=%.0f hooks_ratio=%.3f hooks_ratio_p25=%.3f "
-              "hooks_ratio_p75=%.3f hooks_allocs_per_pair=%.3f hooks_pairs_per_s=%.0f hook_events_per_pair=%.2f\n",
+              "hooks_ratio_p75=%.3f hooks_allocs_per_pair=%.3f hooks_pairs_per_s=%.0f hook_events_per_pair=%.2f "
+              "blocking_ratio=%.3f blocking_ratio_p25=%.3f blocking_ratio_p75=%.3f blocking_allocs_per_pair=%.3f "
+              "blocking_pairs_per_s=%.0f\n",
               bench_name, leased.ratios[m], leased.quantile(0.25), leased.quantile(0.75), slices,
               leased.allocs_per_pair, leased.runs[m].pairs_per_s, raw_median, redis_benchmark, commands_per_pair,
               leased.runs[m].cpu_us / static_cast<double>(std::max(leased.runs[m].pairs, 1L)),
               watchdog.ratios[w], watchdog.quantile(0.25), watchdog.quantile(0.75), watchdog.allocs_per_pair,
               watchdog.runs[w].pairs_per_s, hooks.ratios[h], hooks.quantile(0.25), hooks.quantile(0.75),
               hooks.allocs_per_pair, hooks.runs[h].pairs_per_s,
-              static_cast<double>(hooked_events) / static_cast<double>(std::max(hooked_pairs, 1L)));
+              static_cast<double>(hooked_events) / static_cast<double>(std::max(hooked_pairs, 1L)),
+              blocking.ratios[b], blocking.quantile(0.25), blocking.quantile(0.75), blocking.allocs_per_pair,
+              blocking.runs[b].pairs_per_s);
   return 0;
 }

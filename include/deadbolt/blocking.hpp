@@ -2,10 +2,11 @@
 // standard TimedLockable requirements, so std::lock_guard, std::unique_lock and std::scoped_lock work.
 // The owner id is the calling thread's id, so a lock is reentrant per thread, as Redisson's is in Java.
 //
-// Every blocking call hands its work to the client's loop thread and waits. Two cases fail at once
-// instead (the error_code forms report, the others throw std::system_error):
-//   - errc::would_deadlock: the call is made on that loop thread itself, i.e. from a lease-lost
-//     handler (it would wait for itself);
+// Each blocking object wraps the async handle of the same kind (async_handle()) and every call is that
+// handle's async operation, started from the calling thread, which then waits for it. Two cases fail
+// at once instead (the error_code forms report, the others throw std::system_error):
+//   - errc::would_deadlock: the call is made on the client's loop thread itself, i.e. from a
+//     lease-lost handler (it would wait for itself);
 //   - errc::shutting_down: the handle outlived its blocking_client.
 // Timed waits (try_lock_for/until, try_acquire(_for), await_for) with a zero or negative wait make
 // exactly one attempt, as std::timed_mutex does; only lock(), acquire() and await() wait without end.
@@ -18,14 +19,17 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <thread>
 
 #include "deadbolt/config.hpp"
-#include "deadbolt/detail/engine.hpp"
-#include "deadbolt/detail/sync_engine.hpp"
+#include "deadbolt/count_down_latch.hpp"
 #include "deadbolt/detail/wait_ms.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/expirable_semaphore.hpp"
+#include "deadbolt/fair_lock.hpp"
 #include "deadbolt/inspect.hpp"
+#include "deadbolt/read_write_lock.hpp"
+#include "deadbolt/reentrant_lock.hpp"
+#include "deadbolt/semaphore.hpp"
 
 namespace deadbolt {
 
@@ -91,13 +95,35 @@ class blocking_client {
 
 namespace detail {
 
-struct lock_access;
+struct blocking_gate;  // src/detail/blocking_gate.hpp
 
-/// What the blocking lock objects share: the names, the engine calls, release and the queries.
-class blocking_lock_base {
+/// What every blocking object is: the async handle it wraps, and the gate onto its client's loop.
+template <typename Async>
+class blocking_handle {
  public:
-  const std::string& name() const noexcept;
+  using async_type = Async;
 
+  const std::string& name() const noexcept { return async_.name(); }
+  /// The async handle this object wraps: the same object on the same client. Its operations take the
+  /// owner explicitly (this object's use the calling thread's id) and must not be waited for on the
+  /// client's loop thread. The blocking composites (blocking_multi_lock) are built from these.
+  const Async& async_handle() const noexcept { return async_; }
+  /// The gate every call of this object passes on its way to the client's loop: a blocking composite
+  /// passes its members' gates.
+  const std::shared_ptr<blocking_gate>& gate() const noexcept { return gate_; }
+
+ protected:
+  blocking_handle(Async async, std::shared_ptr<blocking_gate> gate)
+      : async_(std::move(async)), gate_(std::move(gate)) {}
+
+  Async async_;
+  std::shared_ptr<blocking_gate> gate_;
+};
+
+/// What the blocking lock objects share: release and the queries, for the calling thread.
+template <typename Async>
+class blocking_lock_base : public blocking_handle<Async> {
+ public:
   /// Releases one hold of the calling thread. Never throws.
   void unlock() noexcept;
   void unlock(std::error_code& ec) noexcept;
@@ -111,34 +137,49 @@ class blocking_lock_base {
   bool lease_lost();
 
  protected:
-  friend struct lock_access;
-
-  blocking_lock_base(std::shared_ptr<client_core> core, asio::any_io_executor ex, std::string_view name,
-                     lock_kind kind);
-  /// The engine's acquire for the calling thread: 0 if the wait ran out, else 1 or the token.
-  std::int64_t acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
-  /// No lease (watchdog); a negative wait does not wait. Throws (raise) on error, naming `what`.
-  std::int64_t acquire_or_throw(std::int64_t wait_ms, std::int64_t lease_ms, const char* what);
-  std::int64_t query(lock_query q, std::error_code& ec);
-
-  std::shared_ptr<client_core> core_;
-  asio::any_io_executor executor_;
-  std::shared_ptr<const lock_names> names_;
-  lock_kind kind_;
+  using blocking_handle<Async>::blocking_handle;
 };
+
+/// The async handle a blocking lock of `Kind` wraps.
+template <lock_kind Kind>
+struct async_lock_of;
+template <>
+struct async_lock_of<lock_kind::reentrant> {
+  using type = reentrant_lock;
+};
+template <>
+struct async_lock_of<lock_kind::fair> {
+  using type = deadbolt::fair_lock;
+};
+template <>
+struct async_lock_of<lock_kind::read> {
+  using type = read_lock;
+};
+template <>
+struct async_lock_of<lock_kind::write> {
+  using type = write_lock;
+};
+
+extern template class blocking_lock_base<reentrant_lock>;
+extern template class blocking_lock_base<deadbolt::fair_lock>;
+extern template class blocking_lock_base<read_lock>;
+extern template class blocking_lock_base<write_lock>;
+extern template class blocking_lock_base<deadbolt::fenced_lock>;
 
 }  // namespace detail
 
 /// A named lock of one kind used from threads (blocking_lock: reentrant; blocking_fair_lock,
-/// blocking_read_lock, blocking_write_lock). Each kind is its own type, so a composite such as
-/// blocking_multi_lock accepts only the kind it can lock correctly. Meets TimedLockable: lock(),
-/// try_lock(), try_lock_for(), try_lock_until(), unlock().
+/// blocking_read_lock, blocking_write_lock), wrapping that kind's async handle. Each kind is its own
+/// type, so a composite such as blocking_multi_lock accepts only the kind it can lock correctly. Meets
+/// TimedLockable: lock(), try_lock(), try_lock_for(), try_lock_until(), unlock().
 ///
 /// Errors: the plain forms throw std::system_error (in builds without exceptions they end the process
 /// through the port's fatal hook, as Asio does); the std::error_code& forms never do. unlock() never
 /// throws: use unlock(std::error_code&) to see its outcome.
 template <detail::lock_kind Kind>
-class basic_blocking_lock : public detail::blocking_lock_base {
+class basic_blocking_lock : public detail::blocking_lock_base<typename detail::async_lock_of<Kind>::type> {
+  using async_lock = typename detail::async_lock_of<Kind>::type;
+
  public:
   /// Waits as long as it takes. `lease` zero (the default) means the watchdog keeps the lease.
   void lock(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
@@ -167,7 +208,8 @@ class basic_blocking_lock : public detail::blocking_lock_base {
  private:
   friend class blocking_client;
   friend class blocking_read_write_lock;
-  basic_blocking_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
+  basic_blocking_lock(async_lock async, std::shared_ptr<detail::blocking_gate> gate)
+      : detail::blocking_lock_base<async_lock>(std::move(async), std::move(gate)) {}
   bool try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
   bool try_acquire_or_throw(std::int64_t wait_ms);
 };
@@ -177,14 +219,15 @@ extern template class basic_blocking_lock<detail::lock_kind::fair>;
 extern template class basic_blocking_lock<detail::lock_kind::read>;
 extern template class basic_blocking_lock<detail::lock_kind::write>;
 
-/// A named fenced lock used from threads: blocking_lock, but every acquisition (reentrant ones too)
-/// returns a fencing token, a number that strictly increases across all clients (Java ones
-/// included). try_lock* return the token, or an empty optional if the lock was not acquired.
+/// A named fenced lock used from threads (wrapping a fenced_lock): blocking_lock, but every
+/// acquisition (reentrant ones too) returns a fencing token, a number that strictly increases across
+/// all clients (Java ones included). try_lock* return the token, or an empty optional if the lock was
+/// not acquired.
 ///
 /// std::lock_guard and std::unique_lock's constructors work on it (lock() ignores its result, an
 /// optional converts to bool in their conditions). Errors as blocking_lock: the plain forms throw,
 /// the std::error_code& forms never do, unlock() never throws.
-class blocking_fenced_lock : public detail::blocking_lock_base {
+class blocking_fenced_lock : public detail::blocking_lock_base<deadbolt::fenced_lock> {
  public:
   /// Waits as long as it takes and returns the token. `lease` zero means the watchdog.
   std::uint64_t lock(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
@@ -214,7 +257,8 @@ class blocking_fenced_lock : public detail::blocking_lock_base {
 
  private:
   friend class blocking_client;
-  blocking_fenced_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
+  blocking_fenced_lock(deadbolt::fenced_lock async, std::shared_ptr<detail::blocking_gate> gate)
+      : blocking_lock_base(std::move(async), std::move(gate)) {}
   std::optional<std::uint64_t> try_acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
   std::optional<std::uint64_t> try_acquire_or_throw(std::int64_t wait_ms);
 };
@@ -255,49 +299,24 @@ class blocking_read_write_lock {
 
  private:
   friend class blocking_client;
-  blocking_read_write_lock(std::shared_ptr<detail::client_core> core, asio::any_io_executor ex, std::string_view name);
+  blocking_read_write_lock(deadbolt::read_write_lock async, const std::shared_ptr<detail::blocking_gate>& gate)
+      : read_(async.read(), gate), write_(async.write(), gate) {}
 
   blocking_read_lock read_;
   blocking_write_lock write_;
 };
 
-namespace detail {
-
-/// What the blocking semaphores and latch share: the names and running an engine call.
-class blocking_sync_base {
- public:
-  const std::string& name() const noexcept { return names_->name; }
-
- protected:
-  blocking_sync_base(std::shared_ptr<client_core> core, asio::any_io_executor ex, std::string_view name,
-                     sync_kind kind);
-  std::int64_t call(sync_call c, const sync_args& args, std::error_code& ec);
-  /// Throws (raise) on error, naming `what`.
-  std::int64_t call_or_throw(sync_call c, const sync_args& args, const char* what);
-  static sync_args with_count(std::int64_t n) {
-    sync_args a;
-    a.n = n;
-    return a;
-  }
-
-  std::shared_ptr<client_core> core_;
-  asio::any_io_executor executor_;
-  std::shared_ptr<const sync_names> names_;
-};
-
-}  // namespace detail
-
-/// A named semaphore used from threads (Redisson RSemaphore; see semaphore.hpp). Errors: the plain
-/// forms throw std::system_error (without exceptions: the port's fatal hook), the std::error_code&
-/// forms never do.
-class blocking_semaphore : public detail::blocking_sync_base {
+/// A named semaphore used from threads (wrapping a semaphore; Redisson RSemaphore, see
+/// semaphore.hpp). Errors: the plain forms throw std::system_error (without exceptions: the port's
+/// fatal hook), the std::error_code& forms never do.
+class blocking_semaphore : public detail::blocking_handle<deadbolt::semaphore> {
  public:
   /// Takes `permits`, waiting as long as it takes.
   void acquire(std::int64_t permits = 1);
   void acquire(std::int64_t permits, std::error_code& ec);
   /// One attempt, no waiting.
   bool try_acquire(std::int64_t permits = 1);
-  /// Waits up to `wait` (negative: as long as it takes).
+  /// Waits up to `wait` (zero or negative: one attempt).
   bool try_acquire(std::int64_t permits, std::chrono::milliseconds wait, std::error_code& ec);
   template <typename Rep, typename Period>
   bool try_acquire_for(std::int64_t permits, const std::chrono::duration<Rep, Period>& wait) {
@@ -316,18 +335,18 @@ class blocking_semaphore : public detail::blocking_sync_base {
 
  private:
   friend class blocking_client;
-  using blocking_sync_base::blocking_sync_base;
+  using blocking_handle::blocking_handle;
   bool try_acquire_or_throw(std::int64_t permits, std::int64_t wait_ms);
 };
 
-/// A named permit-expirable semaphore used from threads (Redisson RPermitExpirableSemaphore; see
-/// expirable_semaphore.hpp): each acquire takes one permit, held for `lease` (zero: no expiry), and
-/// returns its id. Errors as blocking_semaphore.
-class blocking_expirable_semaphore : public detail::blocking_sync_base {
+/// A named permit-expirable semaphore used from threads (wrapping an expirable_semaphore; Redisson
+/// RPermitExpirableSemaphore, see expirable_semaphore.hpp): each acquire takes one permit, held for
+/// `lease` (zero: no expiry), and returns its id. Errors as blocking_semaphore.
+class blocking_expirable_semaphore : public detail::blocking_handle<deadbolt::expirable_semaphore> {
  public:
   permit_id acquire(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
   permit_id acquire(std::chrono::milliseconds lease, std::error_code& ec);
-  /// Waits up to `wait` (zero: one attempt; negative: as long as it takes); empty if none was free.
+  /// Waits up to `wait` (zero or negative: one attempt); empty if none was free.
   std::optional<permit_id> try_acquire(std::chrono::milliseconds wait, std::chrono::milliseconds lease,
                                        std::error_code& ec);
   /// errc::no_such_permit if `id` is not held (unknown, released, or expired).
@@ -344,13 +363,12 @@ class blocking_expirable_semaphore : public detail::blocking_sync_base {
 
  private:
   friend class blocking_client;
-  using blocking_sync_base::blocking_sync_base;
-  std::optional<permit_id> acquire_id(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
+  using blocking_handle::blocking_handle;
 };
 
-/// A named count-down latch used from threads (Redisson RCountDownLatch; see count_down_latch.hpp).
-/// Errors as blocking_semaphore.
-class blocking_count_down_latch : public detail::blocking_sync_base {
+/// A named count-down latch used from threads (wrapping a count_down_latch; Redisson RCountDownLatch,
+/// see count_down_latch.hpp). Errors as blocking_semaphore.
+class blocking_count_down_latch : public detail::blocking_handle<deadbolt::count_down_latch> {
  public:
   /// Sets the count if the latch does not exist; true if it did not.
   bool try_set_count(std::int64_t count_value, std::error_code& ec);
@@ -362,7 +380,7 @@ class blocking_count_down_latch : public detail::blocking_sync_base {
   /// Waits until the count is zero, as long as it takes.
   void await();
   void await(std::error_code& ec);
-  /// Waits up to `wait`; true if the count reached zero.
+  /// Waits up to `wait` (zero or negative: one look); true if the count reached zero.
   template <typename Rep, typename Period>
   bool await_for(const std::chrono::duration<Rep, Period>& wait) {
     return await_or_throw(detail::wait_ms(wait));
@@ -373,7 +391,7 @@ class blocking_count_down_latch : public detail::blocking_sync_base {
 
  private:
   friend class blocking_client;
-  using blocking_sync_base::blocking_sync_base;
+  using blocking_handle::blocking_handle;
   bool await_or_throw(std::int64_t wait_ms);
 };
 

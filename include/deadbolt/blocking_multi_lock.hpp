@@ -1,9 +1,10 @@
-// The blocking multi lock and red lock: deadbolt::multi_lock and deadbolt::red_lock over
-// blocking_lock members (possibly of different blocking_clients), meeting TimedLockable so
-// std::lock_guard, std::unique_lock and std::scoped_lock work. The owner is the calling thread.
+// The blocking multi lock and red lock: deadbolt::multi_lock and deadbolt::red_lock over the async
+// handles of blocking_lock members (possibly of different blocking_clients), meeting TimedLockable so
+// std::lock_guard, std::unique_lock and std::scoped_lock work. The owner is the calling thread. Only
+// reentrant members: a blocking_fair_lock or a read/write half is another type, which the
+// composites do not take (they would lock it with the reentrant script).
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -19,11 +20,14 @@ namespace deadbolt {
 
 namespace detail {
 
-/// What both blocking composites share. Errors as blocking_lock: the plain forms throw
-/// std::system_error (without exceptions: the port's fatal hook), the std::error_code& forms never do.
+/// What both blocking composites share: the async composite they wrap (multi_lock or red_lock, built
+/// from the members' async handles) and the gates of the members' clients. Errors as blocking_lock:
+/// the plain forms throw std::system_error (without exceptions: the port's fatal hook), the
+/// std::error_code& forms never do.
+template <typename AsyncMulti>
 class blocking_multi_base {
  public:
-  std::size_t size() const noexcept { return multi_size(*core_); }
+  std::size_t size() const noexcept { return async_.size(); }
 
   /// Loops until acquired (see multi_lock::async_lock). `lease` zero: the members' watchdogs.
   void lock(std::chrono::milliseconds lease = std::chrono::milliseconds(0));
@@ -32,7 +36,7 @@ class blocking_multi_base {
 
   /// One attempt per member, no waiting.
   bool try_lock();
-  bool try_lock(std::error_code& ec) { return acquire(0, 0, false, ec) > 0; }
+  bool try_lock(std::error_code& ec) { return acquire(0, 0, ec) > 0; }
 
   template <typename Rep, typename Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
@@ -49,43 +53,40 @@ class blocking_multi_base {
   std::vector<std::error_code> unlock(std::error_code& ec) noexcept;
 
  protected:
-  blocking_multi_base(std::vector<blocking_lock> locks, multi_kind kind);
-  /// 0 if not acquired, else 1 or the validity in ms.
-  std::int64_t acquire(std::int64_t wait_ms, std::int64_t lease_ms, bool until_acquired, std::error_code& ec);
+  explicit blocking_multi_base(std::vector<blocking_lock> locks);
+  /// One try (wait_ms 0: one attempt per member): 0 if not acquired, else 1 or the validity in ms.
+  std::int64_t acquire(std::int64_t wait_ms, std::int64_t lease_ms, std::error_code& ec);
   bool try_acquire_or_throw(std::int64_t wait_ms);
 
-  std::shared_ptr<multi_core> core_;
+  AsyncMulti async_;
 
  private:
-  /// Runs `start` unless a member's client is gone or this is a member's loop thread.
-  template <typename Start>
-  std::error_code enter(Start&& start);
-
-  std::vector<std::shared_ptr<client_core>> member_cores_;  // in address order
+  std::vector<std::shared_ptr<blocking_gate>> gates_;  // one per client, in address order
+  std::vector<blocking_gate*> gate_list_;              // the same, for the blocking token
 };
+
+extern template class blocking_multi_base<multi_lock>;
+extern template class blocking_multi_base<red_lock>;
 
 }  // namespace detail
 
 /// All of the members or none; see multi_lock.
-class blocking_multi_lock : public detail::blocking_multi_base {
+class blocking_multi_lock : public detail::blocking_multi_base<multi_lock> {
  public:
-  explicit blocking_multi_lock(std::vector<blocking_lock> locks)
-      : blocking_multi_base(std::move(locks), detail::multi_kind::all) {}
+  explicit blocking_multi_lock(std::vector<blocking_lock> locks) : blocking_multi_base(std::move(locks)) {}
 
   using blocking_multi_base::try_lock_for;
   template <typename Rep, typename Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::chrono::milliseconds lease,
                     std::error_code& ec) {
-    return acquire(std::max<std::int64_t>(detail::wait_ms(wait), 0),
-                   lease.count(), false, ec) > 0;
+    return acquire(detail::wait_ms(wait), lease.count(), ec) > 0;
   }
 };
 
 /// A majority of the members (Redlock); see red_lock and docs/locks/red_lock.md.
-class blocking_red_lock : public detail::blocking_multi_base {
+class blocking_red_lock : public detail::blocking_multi_base<red_lock> {
  public:
-  explicit blocking_red_lock(std::vector<blocking_lock> locks)
-      : blocking_multi_base(std::move(locks), detail::multi_kind::quorum) {}
+  explicit blocking_red_lock(std::vector<blocking_lock> locks) : blocking_multi_base(std::move(locks)) {}
 
   std::size_t quorum() const noexcept { return size() / 2 + 1; }
 
@@ -94,9 +95,7 @@ class blocking_red_lock : public detail::blocking_multi_base {
   template <typename Rep, typename Period>
   std::chrono::milliseconds try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                                          std::chrono::milliseconds lease, std::error_code& ec) {
-    return std::chrono::milliseconds(
-        acquire(std::max<std::int64_t>(detail::wait_ms(wait), 0),
-                lease.count(), false, ec));
+    return std::chrono::milliseconds(acquire(detail::wait_ms(wait), lease.count(), ec));
   }
 };
 

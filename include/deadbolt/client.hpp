@@ -9,6 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "deadbolt/port/asio_config.hpp"
+
+#include <asio/post.hpp>
+
 #include "deadbolt/config.hpp"
 #include "deadbolt/count_down_latch.hpp"
 #include "deadbolt/detail/async.hpp"
@@ -23,6 +27,8 @@
 #include "deadbolt/semaphore.hpp"
 
 namespace deadbolt {
+
+class blocking_client;
 
 class client {
  public:
@@ -119,12 +125,19 @@ class client {
   /// Called on the client's executor whenever a held lock's lease is found lost: renewal found the
   /// lock gone, or the server could not be reached for a whole lease.
   void on_lease_lost(lease_lost_handler handler) {
-    asio::dispatch(executor_, [core = core_, h = std::move(handler)]() mutable {
+    // Posted, never run inline: called from inside the handler, it must not replace it while it runs.
+    asio::post(executor_, [core = core_, h = std::move(handler)]() mutable {
       detail::set_lease_lost_handler(*core, std::move(h));
     });
   }
 
  private:
+  friend class blocking_client;  // runs one of these on its own thread
+  /// A client whose engine keeps `keep_alive` (the blocking client's io_context) as long as any
+  /// handle lives: their timers and strands belong to it.
+  client(executor_type ex, const config& cfg, std::shared_ptr<void> keep_alive)
+      : executor_(std::move(ex)), core_(detail::make_client_core(executor_, cfg, std::move(keep_alive))) {}
+
   executor_type executor_;
   std::shared_ptr<detail::client_core> core_;
 };

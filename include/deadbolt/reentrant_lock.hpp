@@ -36,8 +36,6 @@ struct result_optional_token {
   }
 };
 
-struct lock_access;  // the composite locks (src/lock/multi_lock.cpp) reach a member's client through it
-
 /// What every lock object shares: the client, the names, release and the queries.
 class lock_base {
  public:
@@ -88,8 +86,21 @@ class lock_base {
     return query<result_bool>(lock_query::lease_lost, owner, std::forward<Token>(token));
   }
 
+  /// The lease of a hold taken without one (config::watchdog_timeout of this lock's client): the
+  /// watchdog restarts it every third of it.
+  std::chrono::milliseconds watchdog_lease() const { return detail::watchdog_lease(*core_); }
+  /// Restarts `owner`'s hold at `lease` from now, if `owner` still holds the lock (the watchdog's
+  /// renewal script): what multi_lock and red_lock do to their members once all are held. The
+  /// client's own bookkeeping of the hold is unchanged (the watchdog keeps renewing a hold it renews).
+  /// Signature: void(std::error_code, bool held).
+  template <typename Token>
+  auto async_set_lease(owner_id owner, std::chrono::milliseconds lease, Token&& token) {
+    return run<result_bool>(std::forward<Token>(token), [names = names_, owner, lease](auto& core, auto& c) {
+      return start_query(core, names, lock_query::set_lease, owner, c, lease.count());
+    });
+  }
+
  protected:
-  friend struct lock_access;
 
   lock_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, lock_kind kind,
             const spin_backoff& backoff = {})
@@ -166,7 +177,6 @@ class flag_lock : public lock_base {
 class reentrant_lock : public detail::flag_lock<detail::lock_kind::reentrant> {
  private:
   friend class client;
-  friend struct detail::lock_access;  // a blocking multi lock's members
   reentrant_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
       : flag_lock(std::move(core), std::move(ex), name) {}
 };

@@ -60,7 +60,7 @@ class fire_and_forget final : public request {
   }
   void encode(resp::encoder& e) override { e.command(verb_, key_); }
   void on_node(const resp::node&) override {}
-  void on_done(std::error_code) override { core_.pools.of<fire_and_forget>().give_back(this); }
+  void on_done(std::error_code) override { core_.pools().of<fire_and_forget>().give_back(this); }
 
  private:
   client_core& core_;
@@ -71,14 +71,15 @@ class fire_and_forget final : public request {
 // ---- the core ----------------------------------------------------------------------------------
 
 client_core::client_core(const asio::any_io_executor& ex, const config& c)
-    : executor(ex),
+    : op_context(c),
+      executor(ex),
       cfg(c),
-      observe(c),
       config_error(c.validate(ep)),
       id(random_uuid()),
       holds(config_error ? 1 : c.max_held_locks),
       drain_timer(ex),
       dog(*this) {
+  settings_ = {id, publish_command, watchdog_ms(), latch_ttl_ms(), cfg.fair_wait_timeout.count()};
   if (config_error) {
     observe.log(log_level::error, "config refused: ", config_error);
     return;
@@ -107,13 +108,14 @@ void client_core::complete_later(completion& done, std::error_code ec, std::int6
 }
 
 void client_core::send_and_forget(std::string_view verb, std::string_view key) {
-  fire_and_forget* f = pools.of<fire_and_forget>().take(*this);
+  fire_and_forget* f = pools().of<fire_and_forget>().take(*this);
   f->prepare(verb, key);
   submit(*f);
 }
 
-bool client_core::lapsed(const hold& h, std::int64_t now_ns) {
-  return !h.watchdog && h.expires_ns != 0 && now_ns >= h.expires_ns;
+std::error_code client_core::refusal() const {
+  if (config_error) return config_error;
+  return stopped ? make_error_code(errc::shutting_down) : std::error_code();
 }
 
 std::uint32_t client_core::hold_slot(std::string_view name, std::int64_t owner, hold_field field, std::int64_t now_ns) {
@@ -223,8 +225,11 @@ void client_core::drain(std::int64_t until_ns) {
 
 // ---- entry points --------------------------------------------------------------------------------
 
-std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg) {
-  return std::make_shared<client_core>(ex, cfg);
+std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg,
+                                              std::shared_ptr<void> keep_alive) {
+  auto core = std::make_shared<client_core>(ex, cfg);
+  core->keep_alive = std::move(keep_alive);
+  return core;
 }
 
 void shutdown(client_core& core) {
@@ -245,9 +250,12 @@ void shutdown(client_core& core) {
 
 std::error_code config_error(const client_core& core) { return core.config_error; }
 const std::string& client_id(const client_core& core) { return core.id; }
+std::chrono::milliseconds watchdog_lease(const client_core& core) { return core.cfg.watchdog_timeout; }
 void set_lease_lost_handler(client_core& core, lease_lost_handler handler) {
   if (!core.stopped) core.on_lost = std::move(handler);  // after shutdown it would never be called, only kept
 }
+
+op_context& context_of(client_core& core) { return core; }
 
 void cancel_operation(client_core&, op_ref ref) {
   auto* op = static_cast<operation*>(ref.op);

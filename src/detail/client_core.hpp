@@ -11,9 +11,9 @@
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/engine.hpp"
 #include "deadbolt/port/asio.hpp"
-#include "detail/blocking_gate.hpp"
 #include "detail/holds.hpp"
 #include "detail/observer.hpp"
+#include "detail/op_context.hpp"
 #include "detail/op_pool.hpp"
 #include "detail/subscriber.hpp"
 #include "detail/topology.hpp"
@@ -21,51 +21,40 @@
 
 namespace deadbolt::detail {
 
-/// Base of every engine operation: lets cancel_operation find it safely.
-class operation {
- public:
-  virtual void cancel() = 0;
-  std::uint64_t generation = 0;
-  op_ref ref() { return {this, generation}; }
-
- protected:
-  ~operation() = default;
-};
-
-class client_core : public std::enable_shared_from_this<client_core> {
+/// The engine; operations see it as their op_context (src/detail/op_context.hpp).
+class client_core final : public op_context, public std::enable_shared_from_this<client_core> {
  public:
   client_core(const asio::any_io_executor& ex, const config& cfg);
   ~client_core();
 
   /// What must outlive everything below (declared first: destroyed last): the blocking client's
-  /// io_context, which handles may outlive the client with.
+  /// io_context, which handles may outlive the client with (make_client_core).
   std::shared_ptr<void> keep_alive;
 
-  /// Sends a request to the node that serves r.route_key (connecting first if needed).
-  void submit(request& r);
-  /// Completes `done` later (never inside the caller), on the executor.
-  void complete_later(completion& done, std::error_code ec, std::int64_t value = 0);
-  /// Fire-and-forget command (e.g. the unlock latch DEL); errors are ignored.
-  void send_and_forget(std::string_view verb, std::string_view key);
-  /// The subscriber that serves `channel` (created on first use), or null if it does not exist yet.
-  subscriber& subscriptions(std::string_view channel) { return topo_->subscriber_for(channel); }
-  subscriber* existing_subscriptions(std::string_view channel) const { return topo_->existing_subscriber(channel); }
-
-  /// Registers a successful acquisition sent at `sent_ns`, after which the server counts
-  /// `server_count` holds of this owner; none if the table is full (of live holds).
+  // ---- op_context (what operations see; documented there)
+  void submit(request& r) override;
+  void complete_later(completion& done, std::error_code ec, std::int64_t value = 0) override;
+  void send_and_forget(std::string_view verb, std::string_view key) override;
+  subscriber& subscriptions(std::string_view channel) override { return topo_->subscriber_for(channel); }
+  subscriber* existing_subscriptions(std::string_view channel) const override {
+    return topo_->existing_subscriber(channel);
+  }
+  hold_table& held_locks() override { return holds; }
   std::uint32_t record_acquired(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
-                                std::int64_t sent_ns, std::int64_t server_count);
-  /// Registers an acquire whose outcome is unknown: the next acquire of it reads the server's count
-  /// first, and the owner's last unlock releases whatever the server still counts.
+                                std::int64_t sent_ns, std::int64_t server_count) override;
   void note_unknown(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
-                    std::int64_t sent_ns);
-  /// An unlock failed: the hold leaves the watchdog (it ends with its lease); holds that remain are lost.
-  void unlock_failed(std::string_view name, std::int64_t owner, hold_field field);
-  /// A hold that is not renewed and whose lease has ended.
-  static bool lapsed(const hold& h, std::int64_t now_ns);
+                    std::int64_t sent_ns) override;
+  void unlock_failed(std::string_view name, std::int64_t owner, hold_field field) override;
+  void hold_released(std::uint32_t hold_index) override;
+  std::error_code refusal() const override;
+  bool shutting_down() const override { return stopped; }
+  bool closed() const override { return closed_; }
+  const op_settings& settings() const override { return settings_; }
+  const asio::any_io_executor& io_executor() const override { return executor; }
+  std::shared_ptr<const void> lifeline() const override { return shared_from_this(); }
+  op_pools& pools() override { return pools_; }
+
   void lease_lost(std::uint32_t hold_index);
-  /// The owner's unlock released its last hold: the entry goes (the hold time is reported).
-  void hold_released(std::uint32_t hold_index);
   /// The route (node) that serves `key`; requests of one route may share a script call.
   std::uint32_t route_of(std::string_view key) const { return topo_ ? topo_->route_of(key) : 0; }
 
@@ -74,7 +63,6 @@ class client_core : public std::enable_shared_from_this<client_core> {
 
   asio::any_io_executor executor;
   config cfg;
-  observer observe;  ///< config::log and config::metrics
   endpoint ep;  ///< where the configuration points (filled by config::validate, before config_error)
   std::error_code config_error;
   std::string id;                  ///< client UUID
@@ -83,7 +71,6 @@ class client_core : public std::enable_shared_from_this<client_core> {
   /// command connection stays open (if it is up) until what they already decided to send (releases,
   /// unlocks, leaving a fair queue) has been answered, at most config::command_timeout.
   bool stopped = false;
-  bool closed() const { return closed_; }
   /// Closes the connections: every request still queued fails with errc::shutting_down.
   void close();
   /// Wakes parked waiters with shutting_down; commands keep flowing.
@@ -91,17 +78,19 @@ class client_core : public std::enable_shared_from_this<client_core> {
   /// Polls until the connections have nothing queued or in flight, then closes.
   void drain(std::int64_t until_ns);
 
-  blocking_gate gate;  ///< for the blocking facade (src/blocking.cpp)
-
   hold_table holds;
   lease_lost_handler on_lost;
 
   asio::steady_timer drain_timer;
 
-  op_pools pools;  ///< every operation kind's recycled objects
+ private:
+  op_pools pools_;  ///< every operation kind's recycled objects (pools()); here for the destruction order
+
+ public:
   watchdog dog;  ///< renews the holds without a fixed lease (src/detail/watchdog.cpp)
 
  private:
+  op_settings settings_;
   std::unique_ptr<topology> topo_;  ///< null when the configuration is invalid
   bool closed_ = false;
   /// Finds or inserts, making room from ended leases when the table is full.

@@ -32,6 +32,11 @@ struct hold {
   bool in_use = false;
 };
 
+/// A hold that is not renewed and whose lease has ended.
+inline bool lapsed(const hold& h, std::int64_t now_ns) {
+  return !h.watchdog && h.expires_ns != 0 && now_ns >= h.expires_ns;
+}
+
 class hold_table {
  public:
   static constexpr std::uint32_t none = 0xffffffffu;

@@ -26,7 +26,7 @@ void wait_op_base::begin(wait_attempt& a, const wait_setup& s) {
   run(driver_.start(moment(), s.rules, s.wait_ms, s.prepare, queue_first, seen));
 }
 
-wait_moment wait_op_base::moment() const { return {port::monotonic_ns(), core.stopped, core.closed()}; }
+wait_moment wait_op_base::moment() const { return {port::monotonic_ns(), core.shutting_down(), core.closed()}; }
 
 void wait_op_base::run(const wait_action& a) {
   switch (a.what) {
@@ -58,7 +58,7 @@ void wait_op_base::park(const wait_action& a) {
 void wait_op_base::sleep(std::int64_t wait_ns) {
   timer_.expires_after(std::chrono::nanoseconds(wait_ns));
   // The core owns this op (its pool): keep the core alive until the handler has run.
-  timer_.async_wait([this, self = core.shared_from_this()](std::error_code ec) {
+  timer_.async_wait([this, self = core.lifeline()](std::error_code ec) {
     run(driver_.timer_fired(moment(), static_cast<bool>(ec)));
   });
 }

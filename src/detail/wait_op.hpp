@@ -12,7 +12,8 @@
 
 #include "deadbolt/resp/encoder.hpp"
 #include "deadbolt/resp/node.hpp"
-#include "detail/client_core.hpp"
+#include "detail/op_context.hpp"
+#include "detail/op_pool.hpp"
 #include "detail/request.hpp"
 #include "detail/subscriber.hpp"
 #include "detail/wait_driver.hpp"
@@ -56,10 +57,10 @@ class wait_op_base : public request, public waiter, public operation {
   /// Back to its pool: the attempt calls it in conclude(), before completing the caller.
   virtual void recycle() = 0;
 
-  client_core& core;
+  op_context& core;
 
  protected:
-  explicit wait_op_base(client_core& c) : core(c), timer_(c.executor) {}
+  explicit wait_op_base(op_context& c) : core(c), timer_(c.io_executor()) {}
   ~wait_op_base() = default;
 
  private:
@@ -83,12 +84,12 @@ class wait_op_base : public request, public waiter, public operation {
   asio::steady_timer timer_;  // a sleep: the spin lock's backoff, the pause after LOADING / BUSY
 };
 
-/// The pooled op of one attempt type: core.pools.of<wait_op<Attempt>>().
+/// The pooled op of one attempt type: core.pools().of<wait_op<Attempt>>().
 template <typename Attempt>
 class wait_op final : public wait_op_base {
  public:
-  explicit wait_op(client_core& c) : wait_op_base(c), attempt(*this) {}
-  void recycle() override { core.pools.of<wait_op>().give_back(this); }
+  explicit wait_op(op_context& c) : wait_op_base(c), attempt(*this) {}
+  void recycle() override { core.pools().of<wait_op>().give_back(this); }
   /// Starts a wait: the attempt sets itself up, then calls begin().
   template <typename... Args>
   op_ref start(Args&&... args) {

@@ -17,7 +17,6 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "detail/client_core.hpp"
 #include "detail/deadline.hpp"
 #include "detail/script_call.hpp"
 #include "detail/wait_op.hpp"
@@ -42,22 +41,24 @@ class lock_attempt final : public wait_attempt {
     owner_digits_.set(owner);
     requested_lease_ms_ = lease_ms;
     no_wait_ = wait_ms == 0;
-    queue_wait_.set(wait_ms > 0 ? std::min(wait_ms, max_lease_ms) : core_.cfg.fair_wait_timeout.count());
+    queue_wait_.set(wait_ms > 0 ? std::min(wait_ms, max_lease_ms) : core_.settings().fair_wait_ms);
     done_ = &done;
     server_count_ = 0;
     proto_->wait_channel(channel_, *names, who());
     const std::int64_t now = port::monotonic_ns();
     started_ns_ = now;
-    const std::uint32_t held = core_.holds.find(names->name, owner, proto_->field());
-    const bool live = held != hold_table::none && !core_.holds[held].lost && !client_core::lapsed(core_.holds[held], now);
+    const hold_table& holds = core_.held_locks();
+    const std::uint32_t held = holds.find(names->name, owner, proto_->field());
+    const bool live = held != hold_table::none && !holds[held].lost && !lapsed(holds[held], now);
     // A re-entry may extend a watchdog hold's lease, never shorten it (the watchdog renews on its own
     // schedule: a shorter TTL would let another client in between two renewals).
-    std::int64_t sent_lease = lease_ms > 0 ? lease_ms : core_.watchdog_ms();
-    if (live && core_.holds[held].watchdog) sent_lease = std::max(sent_lease, core_.watchdog_ms());
+    const std::int64_t watchdog_ms = core_.settings().watchdog_ms;
+    std::int64_t sent_lease = lease_ms > 0 ? lease_ms : watchdog_ms;
+    if (live && holds[held].watchdog) sent_lease = std::max(sent_lease, watchdog_ms);
     lease_.set(sent_lease);
-    const bool reentry = live && core_.holds[held].count > 0;
-    const bool baseline_known = held == hold_table::none || (live && !core_.holds[held].uncertain);
-    server_before_ = baseline_known && held != hold_table::none ? core_.holds[held].server : 0;
+    const bool reentry = live && holds[held].count > 0;
+    const bool baseline_known = held == hold_table::none || (live && !holds[held].uncertain);
+    server_before_ = baseline_known && held != hold_table::none ? holds[held].server : 0;
 
     wait_setup s;
     s.rules = proto_->rules();
@@ -72,7 +73,7 @@ class lock_attempt final : public wait_attempt {
   }
 
  private:
-  owner_ref who() const { return {core_.id, owner_digits_.view()}; }
+  owner_ref who() const { return {core_.settings().client_id, owner_digits_.view()}; }
   acquire_call call() const { return {who(), lease_.view(), queue_wait_.view(), now_.view(), no_wait_}; }
 
   void sending(const wait_step& s) override {
@@ -91,7 +92,7 @@ class lock_attempt final : public wait_attempt {
       e.command("GET", names_->token_key);
       return;
     }
-    if (s == lock_steps::give_up) return proto_->give_up(e, r, *names_, call(), core_.publish_command);
+    if (s == lock_steps::give_up) return proto_->give_up(e, r, *names_, call(), core_.settings().publish);
     e.array(3).bulk("HGET").bulk(names_->name);  // baseline, verify: the owner's count
     proto_->owner_field(e, who());
   }
@@ -129,7 +130,7 @@ class lock_attempt final : public wait_attempt {
       server_count_ = value;
       // Ours. If the attempt was sent longer ago than a renewal period, refresh the lease first: after
       // an outage that can be longer ago than the watchdog can bridge.
-      const std::int64_t lease_ms = requested_lease_ms_ > 0 ? requested_lease_ms_ : core_.watchdog_ms();
+      const std::int64_t lease_ms = requested_lease_ms_ > 0 ? requested_lease_ms_ : core_.settings().watchdog_ms;
       if (port::monotonic_ns() - sent_ns_ >= lease_ms * ms_to_ns / 3) return wait_outcome::next(lock_steps::refresh);
       return owned();
     }
@@ -181,7 +182,7 @@ class lock_attempt final : public wait_attempt {
   }
 
   wait_op_base& op_;
-  client_core& core_;
+  op_context& core_;
   std::shared_ptr<const lock_names> names_;
   const lock_protocol* proto_ = nullptr;
   std::string channel_;  // the channel this waiter parks on
@@ -204,14 +205,15 @@ class lock_attempt final : public wait_attempt {
 
 }  // namespace
 
-op_ref start_acquire(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+op_ref start_acquire(client_core& engine, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
                      std::int64_t wait_ms, std::int64_t lease_ms, completion& done) {
+  op_context& core = context_of(engine);
   if (refuse_operation(core, done)) return {};
   if (!valid_lease_ms(lease_ms)) {  // checked before anything is written (lua/include/lease_guard.lua)
     core.complete_later(done, errc::invalid_argument);
     return {};
   }
-  return core.pools.of<wait_op<lock_attempt>>().take(core)->start(names, owner, wait_ms, lease_ms, done);
+  return core.pools().of<wait_op<lock_attempt>>().take(core)->start(names, owner, wait_ms, lease_ms, done);
 }
 
 }  // namespace deadbolt::detail

@@ -8,7 +8,8 @@
 //   queries   one command each (is_locked, hold_count, ...), and the multi lock's member lease.
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "detail/client_core.hpp"
+#include "detail/op_context.hpp"
+#include "detail/op_pool.hpp"
 #include "detail/deadline.hpp"
 #include "detail/outcome.hpp"
 #include "detail/script_call.hpp"
@@ -47,7 +48,7 @@ void next_request_id(char out[32]) {
 
 class unlock_op final : public request, public operation {
  public:
-  explicit unlock_op(client_core& core) : core_(core) { latch_.reserve(96); }
+  explicit unlock_op(op_context& core) : core_(core), holds_(core.held_locks()) { latch_.reserve(96); }
 
   /// `done` may be null: an internal release nobody waits for.
   void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, completion* done) {
@@ -60,9 +61,9 @@ class unlock_op final : public request, public operation {
     attempts_ = 0;
     surplus_releases_ = 0;
     outcome_ = {};
-    const std::uint32_t held = core_.holds.find(names->name, owner, proto_->field());
-    lease_.set(held == hold_table::none ? core_.watchdog_ms() : core_.holds[held].lease_ms);
-    latch_ttl_.set(core_.latch_ttl_ms());
+    const std::uint32_t held = holds_.find(names->name, owner, proto_->field());
+    lease_.set(held == hold_table::none ? core_.settings().watchdog_ms : holds_[held].lease_ms);
+    latch_ttl_.set(core_.settings().latch_ttl_ms);
     new_latch();
     send();
   }
@@ -85,8 +86,8 @@ class unlock_op final : public request, public operation {
   }
 
   void encode(resp::encoder& e) override {
-    const unlock_call c{{core_.id, owner_digits_.view()}, lease_.view(), latch_, latch_ttl_.view(), now_.view(),
-                        core_.publish_command};
+    const unlock_call c{{core_.settings().client_id, owner_digits_.view()}, lease_.view(), latch_, latch_ttl_.view(),
+                        now_.view(), core_.settings().publish};
     proto_->unlock(e, *this, *names_, c);
   }
 
@@ -100,11 +101,11 @@ class unlock_op final : public request, public operation {
       core_.unlock_failed(names_->name, owner_, proto_->field());
       return finish(surplus_releases_ > 0 ? outcome_ : ec, surplus_releases_ > 0 ? 1 : 0);
     }
-    const std::uint32_t held = core_.holds.find(names_->name, owner_, proto_->field());
-    const bool lost = held != hold_table::none && core_.holds[held].lost;
+    const std::uint32_t held = holds_.find(names_->name, owner_, proto_->field());
+    const bool lost = held != hold_table::none && holds_[held].lost;
     switch (reply_.what) {
       case scalar_reply::kind::nil:
-        if (held != hold_table::none) core_.holds.release(held);
+        if (held != hold_table::none) holds_.release(held);
         if (surplus_releases_ > 0) return finish(outcome_, 1);  // gone meanwhile: nothing left to release
         return finish(lost ? errc::lease_lost : errc::not_owner, 0);
       case scalar_reply::kind::integer:
@@ -123,7 +124,7 @@ class unlock_op final : public request, public operation {
   /// Still held: by us (reentrant), or by other readers after our last read hold.
   void still_held(std::uint32_t held) {
     if (held != hold_table::none && surplus_releases_ == 0) {
-      hold& h = core_.holds[held];
+      hold& h = holds_[held];
       if (!h.lost && h.count > 1) {
         --h.count;
         --h.server;
@@ -139,7 +140,7 @@ class unlock_op final : public request, public operation {
     // The caller's last hold (or one it was told it lost), yet the server counts more: holds from an
     // acquire whose outcome was unknown, or a lease declared lost that was not. Release those too,
     // each with its own latch, or the lock would outlive its holder.
-    if (surplus_releases_ == 0) outcome_ = core_.holds[held].lost ? make_error_code(errc::lease_lost) : std::error_code();
+    if (surplus_releases_ == 0) outcome_ = holds_[held].lost ? make_error_code(errc::lease_lost) : std::error_code();
     if (++surplus_releases_ > max_surplus_releases) {
       core_.unlock_failed(names_->name, owner_, proto_->field());
       return finish(outcome_, 1);
@@ -154,11 +155,12 @@ class unlock_op final : public request, public operation {
     done_ = nullptr;
     ++generation;
     names_.reset();
-    core_.pools.of<unlock_op>().give_back(this);
+    core_.pools().of<unlock_op>().give_back(this);
     if (done != nullptr) done->complete(ec, value);
   }
 
-  client_core& core_;
+  op_context& core_;
+  hold_table& holds_;
   std::shared_ptr<const lock_names> names_;
   const lock_protocol* proto_ = nullptr;
   std::int64_t owner_ = 0;
@@ -174,15 +176,15 @@ class unlock_op final : public request, public operation {
   scalar_reply reply_;
 };
 
-void release_quietly(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner) {
-  core.pools.of<unlock_op>().take(core)->start(names, owner, nullptr);
+void release_quietly(op_context& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner) {
+  core.pools().of<unlock_op>().take(core)->start(names, owner, nullptr);
 }
 
 // ---- queries and force unlock ------------------------------------------------------------------------
 
 class query_op final : public request, public operation {
  public:
-  explicit query_op(client_core& core) : core_(core) {}
+  explicit query_op(op_context& core) : core_(core) {}
 
   void start(const std::shared_ptr<const lock_names>& names, lock_query q, std::int64_t owner, completion& done,
              std::int64_t lease_ms) {
@@ -215,10 +217,10 @@ class query_op final : public request, public operation {
       e.command("PING");
       return;
     }
-    const owner_ref who{core_.id, owner_digits_.view()};
+    const owner_ref who{core_.settings().client_id, owner_digits_.view()};
     switch (query_) {
       case lock_query::force_unlock:
-        proto_->force_unlock(e, *this, *names_, now_.view(), core_.publish_command);
+        proto_->force_unlock(e, *this, *names_, now_.view(), core_.settings().publish);
         break;
       case lock_query::is_locked: proto_->is_locked(e, *this, *names_); break;
       case lock_query::is_held_by:
@@ -262,11 +264,11 @@ class query_op final : public request, public operation {
     ping_ = false;
     ++generation;
     names_.reset();
-    core_.pools.of<query_op>().give_back(this);
+    core_.pools().of<query_op>().give_back(this);
     done->complete(ec, value);
   }
 
-  client_core& core_;
+  op_context& core_;
   std::shared_ptr<const lock_names> names_;
   const lock_protocol* proto_ = nullptr;
   lock_query query_ = lock_query::is_locked;
@@ -280,37 +282,39 @@ class query_op final : public request, public operation {
 
 // ---- entry points --------------------------------------------------------------------------------------
 
-bool refuse_operation(client_core& core, completion& done) {
-  if (core.config_error || core.stopped) {
-    core.complete_later(done, core.config_error ? core.config_error : make_error_code(errc::shutting_down));
-    return true;
-  }
-  return false;
+bool refuse_operation(op_context& core, completion& done) {
+  const std::error_code refused = core.refusal();
+  if (refused) core.complete_later(done, refused);
+  return static_cast<bool>(refused);
 }
 
-op_ref start_connect(client_core& core, completion& done) {
+op_ref start_connect(client_core& engine, completion& done) {
+  op_context& core = context_of(engine);
   if (refuse_operation(core, done)) return {};
-  query_op* op = core.pools.of<query_op>().take(core);
+  query_op* op = core.pools().of<query_op>().take(core);
   op->start_ping(done);
   return {};
 }
 
-op_ref start_unlock(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+op_ref start_unlock(client_core& engine, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
                     completion& done) {
+  op_context& core = context_of(engine);
   if (refuse_operation(core, done)) return {};
-  core.pools.of<unlock_op>().take(core)->start(names, owner, &done);
+  core.pools().of<unlock_op>().take(core)->start(names, owner, &done);
   return {};
 }
 
-op_ref start_query(client_core& core, const std::shared_ptr<const lock_names>& names, lock_query q,
+op_ref start_query(client_core& engine, const std::shared_ptr<const lock_names>& names, lock_query q,
                    std::int64_t owner, completion& done, std::int64_t lease_ms) {
+  op_context& core = context_of(engine);
   if (refuse_operation(core, done)) return {};
   if (q == lock_query::lease_lost) {
-    const std::uint32_t held = core.holds.find(names->name, owner, protocol_of(names->kind).field());
-    core.complete_later(done, {}, held != hold_table::none && core.holds[held].lost ? 1 : 0);
+    const hold_table& holds = core.held_locks();
+    const std::uint32_t held = holds.find(names->name, owner, protocol_of(names->kind).field());
+    core.complete_later(done, {}, held != hold_table::none && holds[held].lost ? 1 : 0);
     return {};
   }
-  core.pools.of<query_op>().take(core)->start(names, q, owner, done, lease_ms);
+  core.pools().of<query_op>().take(core)->start(names, q, owner, done, lease_ms);
   return {};
 }
 

@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "deadbolt/detail/engine.hpp"
-#include "detail/client_core.hpp"
+#include "detail/op_context.hpp"
 
 namespace deadbolt::detail {
 
 /// Completes `done` later with the configuration error, or shutting_down after shutdown(): true if it did.
-bool refuse_operation(client_core& core, completion& done);
+bool refuse_operation(op_context& core, completion& done);
 /// Releases one hold of `owner` that nobody wants (an acquisition given back); nobody waits for it.
-void release_quietly(client_core& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner);
+void release_quietly(op_context& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner);
 
 }  // namespace deadbolt::detail

@@ -16,10 +16,9 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/multi_lock.hpp"
+#include "deadbolt/port/asio.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "detail/client_core.hpp"
 #include "detail/deadline.hpp"
-#include "lock/lock_access.hpp"
 
 namespace deadbolt::detail {
 
@@ -208,15 +207,11 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
   }
 
   void expire_member(std::size_t i) {
-    const reentrant_lock& l = m_->locks[i];
-    auto self = shared_from_this();
-    async_run<result_bool>(lock_access::core(l), l.get_executor(),
-                           asio::bind_executor(m_->strand, [self, i](std::error_code ec, bool ours) {
-                             self->on_expired(i, ec, ours);
-                           }),
-                           [names = lock_access::names(l), owner = owner_, lease = lease_ms_](auto& c, auto& done) {
-                             return start_query(c, names, lock_query::set_lease, owner, done, lease);
-                           });
+    m_->locks[i].async_set_lease(owner_, std::chrono::milliseconds(lease_ms_),
+                                 asio::bind_executor(m_->strand, [self = shared_from_this(), i](std::error_code ec,
+                                                                                                 bool ours) {
+                                   self->on_expired(i, ec, ours);
+                                 }));
   }
 
   void on_expired(std::size_t i, std::error_code ec, bool ours) {
@@ -237,7 +232,7 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
     if (lease == 0) {  // the watchdogs' lease: the shortest among the members held
       for (std::size_t i = 0; i < states_.size(); ++i) {
         if (states_[i] != member_state::held) continue;
-        const std::int64_t w = lock_access::core(m_->locks[i])->watchdog_ms();
+        const std::int64_t w = m_->locks[i].watchdog_lease().count();
         lease = lease == 0 ? w : std::min(lease, w);
       }
     }

@@ -28,7 +28,7 @@ const sync_spec try_set_spec{
     [](sync_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::latch_try_set, 2, 3);
       e.bulk(op.names->name).bulk(op.names->channel);
-      e.bulk(new_count_message).bulk(op.args.n).bulk(op.core.publish_command);
+      e.bulk(new_count_message).bulk(op.args.n).bulk(op.core.settings().publish);
     },
     value_or_zero,
     [](const sync_args& a, wait_outcome& out) {
@@ -40,14 +40,14 @@ const sync_spec try_set_spec{
 const sync_spec count_down_spec{
     [](sync_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::latch_count_down, 2, 2);
-      e.bulk(op.names->name).bulk(op.names->channel).bulk(zero_message).bulk(op.core.publish_command);
+      e.bulk(op.names->name).bulk(op.names->channel).bulk(zero_message).bulk(op.core.settings().publish);
     },
     value_or_zero};
 
 const sync_spec delete_spec{
     [](sync_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::latch_delete, 2, 2);
-      e.bulk(op.names->name).bulk(op.names->channel).bulk(new_count_message).bulk(op.core.publish_command);
+      e.bulk(op.names->name).bulk(op.names->channel).bulk(new_count_message).bulk(op.core.settings().publish);
     },
     value_or_zero};
 

@@ -38,7 +38,7 @@ wait_outcome value_or_zero(const sync_reading& op) {
 void encode_release(sync_attempt& op, resp::encoder& e) {
   begin_script(e, op.req, scripts::permit_release, 3, 4);
   e.bulk(op.names->name).bulk(op.names->channel).bulk(op.names->timeouts);
-  e.bulk(op.args.id.raw()).bulk("1").bulk(op.now_ms).bulk(op.core.publish_command);
+  e.bulk(op.args.id.raw()).bulk("1").bulk(op.now_ms).bulk(op.core.settings().publish);
 }
 
 const sync_spec try_release_spec{encode_release, value_or_zero};
@@ -60,7 +60,7 @@ const sync_spec acquire_spec{
     [](sync_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::permit_acquire, 3, 6);
       e.bulk(op.names->name).bulk(op.names->timeouts).bulk(op.names->channel);
-      e.bulk("1").bulk(expiry(op)).bulk(op.now_ms).bulk(never_expires).bulk(op.core.publish_command);
+      e.bulk("1").bulk(expiry(op)).bulk(op.now_ms).bulk(never_expires).bulk(op.core.settings().publish);
       e.bulk(op.args.id.raw());
     },
     [](const sync_reading& op) {
@@ -83,7 +83,7 @@ const sync_spec available_spec{
     [](sync_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::permit_available, 3, 2);
       e.bulk(op.names->name).bulk(op.names->timeouts).bulk(op.names->channel);
-      e.bulk(op.now_ms).bulk(op.core.publish_command);
+      e.bulk(op.now_ms).bulk(op.core.settings().publish);
     },
     value_or_zero};
 

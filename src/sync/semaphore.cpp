@@ -36,7 +36,7 @@ wait_outcome value_or_zero(const sync_reading& op) {
 
 void encode_with_channel(sync_attempt& op, resp::encoder& e, const script& s) {
   begin_script(e, op.req, s, 2, 2);
-  e.bulk(op.names->name).bulk(op.names->channel).bulk(op.args.n).bulk(op.core.publish_command);
+  e.bulk(op.names->name).bulk(op.names->channel).bulk(op.args.n).bulk(op.core.settings().publish);
 }
 
 const sync_spec release_spec{

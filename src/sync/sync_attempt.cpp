@@ -19,17 +19,14 @@ const sync_spec* spec_for(sync_call call) {
   return latch_spec(call);
 }
 
-bool refuse(client_core& core, completion* done, basic_completion<std::optional<permit_id>>* done_id,
+bool refuse(op_context& core, completion* done, basic_completion<std::optional<permit_id>>* done_id,
             std::error_code ec) {
-  if (!ec) {
-    if (core.config_error) ec = core.config_error;
-    else if (core.stopped) ec = errc::shutting_down;
-  }
+  if (!ec) ec = core.refusal();
   if (!ec) return false;
   if (done != nullptr) {
     core.complete_later(*done, ec);
   } else {
-    asio::post(core.executor, [self = core.shared_from_this(), done_id, ec] { done_id->complete(ec, std::nullopt); });
+    asio::post(core.io_executor(), [self = core.lifeline(), done_id, ec] { done_id->complete(ec, std::nullopt); });
   }
   return true;
 }
@@ -73,7 +70,7 @@ wait_outcome sync_attempt::read(const wait_step&) {
 void sync_attempt::conclude(const wait_action& end, std::error_code ec, wait_op_base& op) {
   if (end.give_back && spec_->undo != nullptr) {
     // Taken, but nobody wants it any more: give it back (shutdown sends it before it closes).
-    core.pools.of<wait_op<sync_attempt>>().take(core)->start(names, *spec_->undo, args, nullptr, nullptr);
+    core.pools().of<wait_op<sync_attempt>>().take(core)->start(names, *spec_->undo, args, nullptr, nullptr);
   }
   completion* done = done_;
   basic_completion<std::optional<permit_id>>* done_id = done_id_;
@@ -103,8 +100,9 @@ std::shared_ptr<const sync_names> make_sync_names(std::string_view name, sync_ki
   return names;
 }
 
-op_ref start_sync(client_core& core, const std::shared_ptr<const sync_names>& names, sync_call call,
+op_ref start_sync(client_core& engine, const std::shared_ptr<const sync_names>& names, sync_call call,
                   const sync_args& args, completion& done) {
+  op_context& core = context_of(engine);
   const sync_spec* spec = spec_for(call);
   const bool bad = spec == nullptr || !valid_lease_ms(args.lease_ms);
   if (refuse(core, &done, nullptr, bad ? make_error_code(errc::invalid_argument) : std::error_code())) {
@@ -115,11 +113,12 @@ op_ref start_sync(client_core& core, const std::shared_ptr<const sync_names>& na
     core.complete_later(done, answer.what == wait_outcome::kind::failed ? answer.ec : std::error_code(), answer.value);
     return {};
   }
-  return core.pools.of<wait_op<sync_attempt>>().take(core)->start(names, *spec, args, &done, nullptr);
+  return core.pools().of<wait_op<sync_attempt>>().take(core)->start(names, *spec, args, &done, nullptr);
 }
 
-op_ref start_permit_acquire(client_core& core, const std::shared_ptr<const sync_names>& names,
+op_ref start_permit_acquire(client_core& engine, const std::shared_ptr<const sync_names>& names,
                             const sync_args& args, basic_completion<std::optional<permit_id>>& done) {
+  op_context& core = context_of(engine);
   const sync_spec* spec = expirable_spec(sync_call::permit_acquire);
   wait_outcome answer;
   std::error_code ec;
@@ -137,7 +136,7 @@ op_ref start_permit_acquire(client_core& core, const std::shared_ptr<const sync_
     }
   }
   a.id = permit_id(bytes);
-  return core.pools.of<wait_op<sync_attempt>>().take(core)->start(names, *spec, a, nullptr, &done);
+  return core.pools().of<wait_op<sync_attempt>>().take(core)->start(names, *spec, a, nullptr, &done);
 }
 
 }  // namespace deadbolt::detail

@@ -20,7 +20,7 @@
 #include <system_error>
 
 #include "deadbolt/detail/sync_engine.hpp"
-#include "detail/client_core.hpp"
+#include "detail/op_context.hpp"
 #include "detail/script_call.hpp"
 #include "detail/wait_op.hpp"
 
@@ -73,7 +73,7 @@ class sync_attempt final : public wait_attempt {
   void start(const std::shared_ptr<const sync_names>& names, const sync_spec& spec, const sync_args& args,
              completion* done, basic_completion<std::optional<permit_id>>* done_id);
 
-  client_core& core;
+  op_context& core;
   request& req;  ///< for begin_script()
   std::shared_ptr<const sync_names> names;
   sync_args args;

@@ -2,6 +2,7 @@
 // report through a completion; they are not meant to be called directly.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,12 +48,16 @@ struct lock_names {
 std::shared_ptr<const lock_names> make_lock_names(std::string_view name, lock_kind kind = lock_kind::reentrant,
                                                   const spin_backoff& backoff = {});
 
-/// Creates the engine; errors in `cfg` are kept and reported by every operation.
-std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg);
+/// Creates the engine; errors in `cfg` are kept and reported by every operation. The engine keeps
+/// `keep_alive` until it is destroyed itself (a blocking client's io_context).
+std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg,
+                                              std::shared_ptr<void> keep_alive = {});
 /// Stops the connections; running operations complete with errc::shutting_down.
 void shutdown(client_core& core);
 std::error_code config_error(const client_core& core);
 const std::string& client_id(const client_core& core);
+/// config::watchdog_timeout: the lease of a hold taken without one.
+std::chrono::milliseconds watchdog_lease(const client_core& core);
 
 using lease_lost_handler = deadbolt::lease_lost_handler;
 /// Called on the client's executor when a held lock's lease is found lost.
