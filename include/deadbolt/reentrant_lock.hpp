@@ -102,9 +102,8 @@ class lock_base {
 
  protected:
 
-  lock_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, lock_kind kind,
-            const spin_backoff& backoff = {})
-      : core_(std::move(core)), executor_(std::move(ex)), names_(make_lock_names(name, kind, backoff)) {}
+  lock_base(std::shared_ptr<client_core> core, executor_type ex, std::shared_ptr<const lock_names> names)
+      : core_(std::move(core)), executor_(std::move(ex)), names_(std::move(names)) {}
 
   template <typename Result, typename Token, typename Start>
   auto run(Token&& token, Start&& start) {
@@ -161,7 +160,7 @@ class flag_lock : public lock_base {
  protected:
   flag_lock(std::shared_ptr<client_core> core, executor_type ex, std::string_view name,
             const spin_backoff& backoff = {})
-      : lock_base(std::move(core), std::move(ex), name, Kind, backoff) {}
+      : lock_base(std::move(core), std::move(ex), make_lock_names<Kind>(name, backoff)) {}
 };
 
 }  // namespace detail
@@ -219,7 +218,7 @@ class fenced_lock : public detail::lock_base {
  private:
   friend class client;
   fenced_lock(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
-      : lock_base(std::move(core), std::move(ex), name, detail::lock_kind::fenced) {}
+      : lock_base(std::move(core), std::move(ex), detail::make_lock_names<detail::lock_kind::fenced>(name)) {}
 };
 
 /// A spin lock (Redisson RSpinLock, docs/protocol.md §5): the reentrant lock's hash and acquire script, so

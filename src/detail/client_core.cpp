@@ -262,10 +262,11 @@ void cancel_operation(client_core&, op_ref ref) {
   if (op != nullptr && op->generation == ref.generation) op->cancel();
 }
 
-std::shared_ptr<const lock_names> make_lock_names(std::string_view name, lock_kind kind,
+std::shared_ptr<const lock_names> make_lock_names(std::string_view name, lock_kind kind, const lock_protocol& protocol,
                                                   const spin_backoff& backoff) {
   auto names = std::make_shared<lock_names>();
   names->kind = kind;
+  names->protocol = &protocol;
   names->backoff = backoff;
   names->name = std::string(name);
   names->channel = lock_channel(name);

@@ -35,7 +35,7 @@ class lock_attempt final : public wait_attempt {
              std::int64_t lease_ms, completion& done) {
     names_ = names;
     op_.route_key = names->name;
-    proto_ = &protocol_of(names->kind);
+    proto_ = names->protocol;
     backoff_ = backoff_state{};
     owner_ = owner;
     owner_digits_.set(owner);

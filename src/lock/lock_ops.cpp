@@ -54,7 +54,7 @@ class unlock_op final : public request, public operation {
   void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, completion* done) {
     names_ = names;
     route_key = names->name;
-    proto_ = &protocol_of(names->kind);
+    proto_ = names->protocol;
     owner_ = owner;
     owner_digits_.set(owner);
     done_ = done;
@@ -191,7 +191,7 @@ class query_op final : public request, public operation {
     names_ = names;
     lease_.set(lease_ms);
     route_key = names->name;
-    proto_ = &protocol_of(names->kind);
+    proto_ = names->protocol;
     query_ = q;
     owner_digits_.set(owner);
     now_.set(port::wall_clock_ms());
@@ -310,7 +310,7 @@ op_ref start_query(client_core& engine, const std::shared_ptr<const lock_names>&
   if (refuse_operation(core, done)) return {};
   if (q == lock_query::lease_lost) {
     const hold_table& holds = core.held_locks();
-    const std::uint32_t held = holds.find(names->name, owner, protocol_of(names->kind).field());
+    const std::uint32_t held = holds.find(names->name, owner, names->protocol->field());
     core.complete_later(done, {}, held != hold_table::none && holds[held].lost ? 1 : 0);
     return {};
   }

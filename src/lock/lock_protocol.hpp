@@ -100,16 +100,11 @@ class lock_protocol {
   ~lock_protocol() = default;
 };
 
-/// The protocol of each kind (static instances).
+/// The protocol of a kind known at run time. It links every kind: the engine takes a lock's protocol
+/// from its lock_names instead (see protocol_for in deadbolt/detail/engine.hpp); tests use this.
 const lock_protocol& protocol_of(lock_kind kind);
-/// A protocol whose owner_field() writes holds of this field.
-const lock_protocol& protocol_of(hold_field field);
-const lock_protocol& reentrant_protocol();
-const lock_protocol& fenced_protocol();
-const lock_protocol& spin_protocol();
-const lock_protocol& fair_protocol();
-const lock_protocol& read_protocol();
-const lock_protocol& write_protocol();
+/// Writes the owner's hash field of a hold of `field` ("<uuid>:<owner>", a write hold ":write" more).
+void write_owner_field(resp::encoder& e, const owner_ref& who, hold_field field);
 
 /// The watchdog's batches (src/lock/renewal.cpp): holds of one renewal kind share a script call.
 hold_field renewal_kind(hold_field field);

@@ -100,13 +100,15 @@ class spin final : public lock_protocol {
 
 // ---- the defaults ------------------------------------------------------------------------------------
 
-void lock_protocol::owner_field(resp::encoder& e, const owner_ref& who) const {
-  if (field() == hold_field::write) {
+void write_owner_field(resp::encoder& e, const owner_ref& who, hold_field field) {
+  if (field == hold_field::write) {
     e.bulk_concat({who.client_id, ":", who.owner, ":write"});
   } else {
     e.bulk_concat({who.client_id, ":", who.owner});
   }
 }
+
+void lock_protocol::owner_field(resp::encoder& e, const owner_ref& who) const { write_owner_field(e, who, field()); }
 
 void lock_protocol::is_locked(resp::encoder& e, request&, const lock_names& n) const {
   e.command("EXISTS", n.name);
@@ -162,13 +164,8 @@ const lock_protocol& protocol_of(lock_kind kind) {
   return reentrant_protocol();
 }
 
-const lock_protocol& protocol_of(hold_field field) {
-  switch (field) {
-    case hold_field::write: return write_protocol();
-    case hold_field::read: return read_protocol();
-    case hold_field::plain: break;
-  }
-  return reentrant_protocol();
+std::shared_ptr<const lock_names> make_lock_names(std::string_view name, lock_kind kind, const spin_backoff& backoff) {
+  return make_lock_names(name, kind, protocol_of(kind), backoff);
 }
 
 }  // namespace deadbolt::detail

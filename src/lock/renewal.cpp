@@ -24,7 +24,7 @@ void encode_renewal(resp::encoder& e, request& r, hold_field kind, const hold* c
   }
   e.bulk(lease_ms);
   for (std::size_t i = 0; i < n; ++i) {
-    protocol_of(holds[i]->field).owner_field(e, {client_id, decimal(holds[i]->owner).view()});
+    write_owner_field(e, {client_id, decimal(holds[i]->owner).view()}, holds[i]->field);
   }
 }
 
