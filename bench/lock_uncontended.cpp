@@ -164,7 +164,12 @@ struct side {
 
 int main(int argc, char** argv) {
   const deadbolt::bench::options opt(argc, argv, bench_name);
-  const int port = static_cast<int>(opt.get("port", 0L));
+  // --cluster-ports P1,P2,...: the same on a Redis Cluster (bench/run lock_uncontended_cluster). Every
+  // key carries one hash tag, so all of it runs on one master, which the raw slices measure too.
+  const std::string cluster_ports = opt.get("cluster-ports", std::string());
+  const std::string tag = cluster_ports.empty() ? "" : "{bench-uncontended}";
+  int port = static_cast<int>(opt.get("port", 0L));
+  if (!cluster_ports.empty()) port = deadbolt::bench::cluster_node_serving(bench_name, cluster_ports, tag);
   const long slices = opt.get("slices", 24L);
   const double slice_s = static_cast<double>(opt.get("slice-ms", 400L)) / 1000;
   const long warm = opt.get("warmup", 2000L);
@@ -178,6 +183,7 @@ int main(int argc, char** argv) {
   asio::io_context io(1);
   deadbolt::config cfg;
   cfg.url = "redis://127.0.0.1:" + std::to_string(port);
+  if (!cluster_ports.empty()) cfg.url = deadbolt::bench::cluster_url(cluster_ports);
   deadbolt::client client(io.get_executor(), cfg);
   std::error_code connect_error = make_error_code(deadbolt::errc::not_connected);
   client.async_connect([&](std::error_code ec) {
@@ -186,32 +192,34 @@ int main(int argc, char** argv) {
   });
   io.run();
   if (connect_error) deadbolt::bench::die(bench_name, "connect: " + connect_error.message());
-  const deadbolt::reentrant_lock lock = client.lock("bench-uncontended");
+  const deadbolt::reentrant_lock lock = client.lock(tag + "bench-uncontended");
   // The same, on a client with a metrics hook (the log hook is not called on this path).
   auto metrics = std::make_shared<counting_metrics>();
   deadbolt::config hooked_cfg = cfg;
   hooked_cfg.metrics = metrics;
   hooked_cfg.log = [](deadbolt::log_level, std::string_view) {};
   deadbolt::client hooked_client(io.get_executor(), hooked_cfg);
-  const deadbolt::reentrant_lock hooked_lock = hooked_client.lock("bench-uncontended-hooks");
+  const deadbolt::reentrant_lock hooked_lock = hooked_client.lock(tag + "bench-uncontended-hooks");
   deadbolt::blocking_client blocking_client(cfg);
   if (const std::error_code ec = blocking_client.connect()) {
     deadbolt::bench::die(bench_name, "blocking connect: " + ec.message());
   }
-  deadbolt::blocking_lock blocking_lock = blocking_client.lock("bench-uncontended-blocking");
+  deadbolt::blocking_lock blocking_lock = blocking_client.lock(tag + "bench-uncontended-blocking");
 
   std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease, with the watchdog, with metrics hooks and "
                "through the blocking API, every one between two raw slices (EVALSHA c1P1 through hiredis); %ld "
                "warm-up pairs first\n",
                bench_name, slices, slice_s * 1000, lease_ms, warm);
   // redis-benchmark once, for reference: the in-process raw slices should agree with it.
-  const double redis_benchmark = deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests);
+  // (Not on a cluster: redis-benchmark's key there would belong to any master.)
+  const double redis_benchmark =
+      cluster_ports.empty() ? deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests) : 0;
   pair_chain(io, lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
   pair_chain(io, lock, 0ms, warm, 0).run();
   pair_chain(io, hooked_lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
   blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), warm, 0);
 
-  const std::string raw_key = "bench-raw-slices", raw_owner = "owner:1", raw_lease = std::to_string(lease_ms);
+  const std::string raw_key = tag + "bench-raw-slices", raw_owner = "owner:1", raw_lease = std::to_string(lease_ms);
   auto raw = [&] { return probe.raw_slice_per_s(sha, raw_key, raw_lease, raw_owner, slice_s); };
   side leased, watchdog, hooks, blocking;
   long hooked_events = 0, hooked_pairs = 0;

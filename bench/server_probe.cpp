@@ -78,6 +78,25 @@ redisReply* server_probe::run(const char* format, ...) {
   return reply;
 }
 
+std::string cluster_url(const std::string& ports) {
+  std::string url = "redis+cluster://";
+  std::istringstream in(ports);
+  bool first = true;
+  for (std::string p; std::getline(in, p, ',');) {
+    url += (first ? "127.0.0.1:" : ",127.0.0.1:") + p;
+    first = false;
+  }
+  return url;
+}
+
+int cluster_node_serving(const char* bench, const std::string& ports, const std::string& key) {
+  std::istringstream in(ports);
+  for (std::string p; std::getline(in, p, ',');) {
+    if (server_probe(bench, std::stoi(p)).owns(key)) return std::stoi(p);
+  }
+  die(bench, "no master in " + ports + " serves " + key);
+}
+
 bool server_probe::owns(const std::string& key) {
   auto* reply = static_cast<redisReply*>(redisCommand(ctx_, "EXISTS %b", key.data(), key.size()));
   if (reply == nullptr) die(bench_, std::string("server query failed: ") + ctx_->errstr);

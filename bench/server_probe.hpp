@@ -94,6 +94,11 @@ class server_probe {
   redisContext* ctx_ = nullptr;
 };
 
+/// Cluster benchmarks: the "redis+cluster://" URL of the masters "P1,P2,..." and which of them serves
+/// `key` (its port; dies if none does).
+std::string cluster_url(const std::string& ports);
+int cluster_node_serving(const char* bench, const std::string& ports, const std::string& key);
+
 /// Runs redis-benchmark (redis-tools) on the server: `-c clients -P pipeline -n requests` EVALSHA of
 /// the acquire script on one key (1 key, lease 30000, owner "owner:1"; the same owner re-enters, so
 /// every call succeeds), and returns its requests per second. The key is deleted afterwards. If
