@@ -84,15 +84,39 @@ cluster_topology::node* cluster_topology::node_for(const server_address& where) 
   for (auto& n : nodes_) {
     if (n->address == where) return n.get();
   }
-  if (nodes_.size() >= cfg_.max_cluster_nodes) return nullptr;
-  auto n = std::make_unique<node>(*this, static_cast<std::uint16_t>(nodes_.size()), where);
-  n->commands = std::make_shared<connection>(executor_, ep_,
-                                             std::make_unique<static_addresses>(std::vector<server_address>{where}),
-                                             cfg_, connection::role::command);
-  n->commands->set_redirect_handler(n.get());
-  n->commands->set_listener(n.get());
-  nodes_.push_back(std::move(n));
+  if (nodes_.size() >= cfg_.max_cluster_nodes) return recycle(where);
+  nodes_.push_back(std::make_unique<node>(*this, static_cast<std::uint16_t>(nodes_.size()), where));
+  connect(*nodes_.back());
   return nodes_.back().get();
+}
+
+void cluster_topology::connect(node& n) {
+  n.commands = std::make_shared<connection>(executor_, ep_,
+                                            std::make_unique<static_addresses>(std::vector<server_address>{n.address}),
+                                            cfg_, connection::role::command);
+  n.commands->set_redirect_handler(&n);
+  n.commands->set_listener(&n);
+  n.started = false;
+  n.down = false;
+}
+
+cluster_topology::node* cluster_topology::recycle(const server_address& where) {
+  // A full table takes the place of a node the layout no longer names (a replaced master, a seed
+  // that is a replica) if nothing waits on it: a long-lived client whose cluster changes its nodes
+  // does not run out of places.
+  for (auto& n : nodes_) {
+    if (n.get() == layout_asked_ || slots_->serves_any(n->index)) continue;
+    if (n->started && !n->commands->idle()) continue;
+    std::shared_ptr<connection> old = std::move(n->commands);
+    old->set_listener(nullptr);  // the old connection's goodbye is not the new node's news
+    old->set_redirect_handler(nullptr);
+    // Closed later: this may run inside that connection's own reply routing (the layout it answered).
+    asio::post(executor_, [old] { old->stop(); });
+    n->address = where;
+    connect(*n);
+    return n.get();
+  }
+  return nullptr;
 }
 
 void cluster_topology::submit(request& r) {
@@ -211,12 +235,14 @@ void cluster_topology::refresh() {
     ++refresh_turn_;  // ask a node that is up, if there is one
   }
   node& asked = *nodes_[refresh_turn_ % nodes_.size()];
+  layout_asked_ = &asked;
   layout_->prepare(shards_supported_, asked);
   send(asked, *layout_);
 }
 
 void cluster_topology::layout_answered(std::error_code ec, const reply& answer, const node& from) {
   refreshing_ = false;
+  layout_asked_ = nullptr;
   if (closed_) return;
   if (!ec && answer.is_error()) {
     if (shards_supported_ && answer.text.rfind("ERR", 0) == 0) {
@@ -237,14 +263,21 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
     return;
   }
   slots_->clear();
-  for (const auto& shard : shards) {
-    node* owner = node_for(shard.master);
-    if (owner == nullptr) {
-      last_refresh_error_ = errc::node_table_full;
-      layout_known_ = false;
-      return fail_parked(errc::node_table_full);
+  // Masters already known first, so that a full table makes room only from nodes the new layout
+  // does not name.
+  for (const bool known : {true, false}) {
+    for (const auto& shard : shards) {
+      const bool is_known = std::any_of(nodes_.begin(), nodes_.end(),
+                                        [&](const std::unique_ptr<node>& n) { return n->address == shard.master; });
+      if (is_known != known) continue;
+      node* owner = node_for(shard.master);
+      if (owner == nullptr) {
+        last_refresh_error_ = errc::node_table_full;
+        layout_known_ = false;
+        return fail_parked(errc::node_table_full);
+      }
+      for (const auto& [first, last] : shard.ranges) slots_->assign(first, last, owner->index);
     }
-    for (const auto& [first, last] : shard.ranges) slots_->assign(first, last, owner->index);
   }
   layout_known_ = true;
   last_refresh_error_ = {};

@@ -41,7 +41,11 @@ class cluster_topology final : public topology {
   class layout_query;
   static constexpr std::uint8_t max_redirects = 5;
 
+  /// The node at `where`, added (or, in a full table, recycled) if it is new; null if the table is
+  /// full of nodes in use.
   node* node_for(const server_address& where);
+  node* recycle(const server_address& where);
+  void connect(node& n);
   /// The node serving r's key (any node's slot 0 when it has none), or no_node.
   std::uint16_t owner_of(const request& r) const;
   void route(request& r);
@@ -60,10 +64,11 @@ class cluster_topology final : public topology {
   endpoint ep_;
   const config& cfg_;
   std::vector<server_address> seeds_;
-  std::vector<std::unique_ptr<node>> nodes_;  // at most cfg.max_cluster_nodes; never shrinks
+  std::vector<std::unique_ptr<node>> nodes_;  // at most cfg.max_cluster_nodes; full: unused ones are recycled
   std::unique_ptr<slot_table> slots_;
   bool layout_known_ = false;
   std::unique_ptr<layout_query> layout_;
+  const node* layout_asked_ = nullptr;  // the node the layout query in flight went to
   bool refreshing_ = false;
   bool shards_supported_ = true;  // CLUSTER SHARDS (Redis 7+); CLUSTER SLOTS otherwise
   std::size_t refresh_turn_ = 0;  // which node the next refresh asks

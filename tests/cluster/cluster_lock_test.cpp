@@ -198,3 +198,28 @@ TEST_CASE("bad cluster URLs, a full node table and unreachable seeds are clear e
   CHECK(ec);
   CHECK(std::chrono::steady_clock::now() - start < 10s);  // bounded by the deadline, no hang
 }
+
+TEST_CASE("a full node table makes room from nodes the layout does not name (a replica seed)") {
+  deadbolt::test::redis_cluster cluster;
+  const auto masters = cluster.masters();
+  REQUIRE(masters.size() == 3);
+  std::string replica_port;
+  for (const auto& n : cluster.nodes()) {
+    if (n.cli("role").rfind("slave", 0) == 0) replica_port = std::to_string(n.port());
+  }
+  REQUIRE_FALSE(replica_port.empty());
+  deadbolt::config cfg = cluster_config(cluster);
+  cfg.url = "redis+cluster://127.0.0.1:" + replica_port;  // the only seed is a replica: it serves no slot
+  cfg.max_cluster_nodes = 3;                                // room for the three masters only
+  deadbolt::blocking_client bc(cfg);
+  for (const std::string& name : names_on_every_master(cluster, "cl-recycle")) {
+    INFO(name);
+    std::error_code ec;
+    auto lock = bc.lock(name);
+    REQUIRE(lock.try_lock_for(2s, 10s, ec));
+    CHECK_FALSE(ec);
+    CHECK(owner_of(cluster, name).cli("exists " + name) == "1");
+    lock.unlock(ec);
+    CHECK_FALSE(ec);
+  }
+}
