@@ -22,9 +22,7 @@ using namespace std::chrono_literals;
 namespace cluster_failover_test {
 
 deadbolt::config config_for(const deadbolt::test::redis_cluster& cluster) {
-  deadbolt::config cfg;
-  cfg.url = cluster.url();
-  cfg.command_timeout = 2000ms;
+  deadbolt::config cfg = deadbolt::test::cluster_config(cluster);
   cfg.watchdog_timeout = 10000ms;  // outlives a failover (node timeout 1.5 s, then the election)
   return cfg;
 }

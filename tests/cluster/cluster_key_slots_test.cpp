@@ -16,13 +16,6 @@ using namespace std::chrono_literals;
 
 namespace cluster_key_slots_test {
 
-deadbolt::config config_for(const deadbolt::test::redis_cluster& cluster) {
-  deadbolt::config cfg;
-  cfg.url = cluster.url();
-  cfg.command_timeout = 2000ms;
-  return cfg;
-}
-
 // One full round of every kind on names derived from `name` (kept in its hash tag, if it has one).
 void every_kind(deadbolt::blocking_client& bc, const std::string& name) {
   std::error_code ec;
@@ -88,7 +81,7 @@ using namespace cluster_key_slots_test;
 
 TEST_CASE("every kind runs on a cluster with names whose braces form a hash tag") {
   deadbolt::test::redis_cluster cluster;
-  deadbolt::blocking_client bc(config_for(cluster));
+  deadbolt::blocking_client bc(deadbolt::test::cluster_config(cluster));
   const std::string base = deadbolt::test::unique_name("slots");
   for (const std::string& name : {base, "{" + base + "}", "a{" + base + "}c", "}{" + base + "}",
                                   "\xC3\xBCn\xC3\xAF{" + base + "\xC3\xA9}", "x{" + base + "}}"}) {
@@ -99,7 +92,7 @@ TEST_CASE("every kind runs on a cluster with names whose braces form a hash tag"
 
 TEST_CASE("a name whose braces are no hash tag is refused on a cluster with cross_slot, before anything runs") {
   deadbolt::test::redis_cluster cluster;
-  deadbolt::blocking_client bc(config_for(cluster));
+  deadbolt::blocking_client bc(deadbolt::test::cluster_config(cluster));
   const std::string base = deadbolt::test::unique_name("noslot");
   for (const std::string& name : {base + "}b", "{}" + base, base + "{"}) {
     INFO("name '" << name << "'");

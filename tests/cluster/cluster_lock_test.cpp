@@ -16,16 +16,10 @@
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
+using deadbolt::test::cluster_config;
 using deadbolt::test::unique_name;
 
 namespace {
-
-deadbolt::config cluster_config(const deadbolt::test::redis_cluster& cluster) {
-  deadbolt::config cfg;
-  cfg.url = cluster.url();
-  cfg.command_timeout = 2000ms;
-  return cfg;
-}
 
 // The master that serves `key` right now (asked of the cluster, not of deadbolt).
 deadbolt::test::redis_server owner_of(const deadbolt::test::redis_cluster& cluster, const std::string& key) {

@@ -35,9 +35,8 @@ using namespace cluster_migration_test;
 
 TEST_CASE("a migrating slot: ASK to the target for moved keys, TRYAGAIN while keys are split, then MOVED") {
   deadbolt::test::redis_cluster cluster;
-  deadbolt::config cfg;
-  cfg.url = cluster.url();
-  cfg.command_timeout = 3000ms;
+  deadbolt::config cfg = deadbolt::test::cluster_config(cluster);
+  cfg.command_timeout = 3000ms;  // the unlock waits out TRYAGAIN for about 0.5 s
   deadbolt::blocking_client bc(cfg);
   const std::string tag = deadbolt::test::unique_name("mig");
   const std::string held_name = "{" + tag + "}held", new_name = "{" + tag + "}new";

@@ -2,6 +2,7 @@
 // every node as a redis_server (redis-cli, kill, pause, restart), and which of them are masters now.
 #pragma once
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "deadbolt/config.hpp"
 #include "support/redis_server.hpp"
 
 namespace deadbolt::test {
@@ -49,5 +51,13 @@ class redis_cluster {
  private:
   std::vector<redis_server> nodes_;
 };
+
+/// A client configuration for `cluster`: every node a seed, a short command timeout.
+inline deadbolt::config cluster_config(const redis_cluster& cluster) {
+  deadbolt::config cfg;
+  cfg.url = cluster.url();
+  cfg.command_timeout = std::chrono::milliseconds(2000);
+  return cfg;
+}
 
 }  // namespace deadbolt::test
