@@ -1,7 +1,9 @@
 // Every lock kind, the semaphores and the latch over TLS (fixture "tls": tests/support/redis-tls-fixture).
 #include <doctest/doctest.h>
 
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "deadbolt/deadbolt.hpp"
@@ -59,12 +61,14 @@ TEST_CASE_FIXTURE(tls_kinds_test::tls_client, "TLS: reentrant, fenced, spin, fai
 }
 
 TEST_CASE_FIXTURE(tls_kinds_test::tls_client, "TLS: a waiter is woken through the subscriber connection") {
+  // The lease (60 s) and the waiter's recheck (5 s) outlast its wait (3 s): only the release's message
+  // can wake owner 2 in time.
   auto lock = client.lock(name("wait"));
-  REQUIRE(call<bool>([&](auto cb) { lock.async_try_lock(1, 0ms, 10s, cb); }).value);
+  REQUIRE(call<bool>([&](auto cb) { lock.async_try_lock(1, 0ms, 60s, cb); }).value);
   bool second = false;
   std::error_code second_ec;
   auto waiting = std::async(std::launch::async, [&] {
-    auto r = call<bool>([&](auto cb) { lock.async_try_lock(2, 20s, 10s, cb); });
+    auto r = call<bool>([&](auto cb) { lock.async_try_lock(2, 3s, 10s, cb); });
     second = r.value;
     second_ec = r.ec;
   });
