@@ -3,6 +3,12 @@
 # are for the build machine), so when cross-compiling we expose just these headers through a folder of
 # symbolic links.
 find_package(Threads REQUIRED)
+if(DEADBOLT_TLS)
+  find_package(OpenSSL 1.1.1)
+  if(NOT OPENSSL_FOUND)
+    message(FATAL_ERROR "DEADBOLT_TLS=ON needs OpenSSL (Debian's libssl-dev); or configure with -DDEADBOLT_TLS=OFF")
+  endif()
+endif()
 
 function(deadbolt_find_header out header)
   find_path(${out} ${header} PATHS /usr/include /usr/local/include NO_CMAKE_FIND_ROOT_PATH)

@@ -4,6 +4,9 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/resolver.hpp"
+#if DEADBOLT_HAS_TLS
+#include "tls/tls_context.hpp"
+#endif
 
 namespace deadbolt {
 namespace {
@@ -118,8 +121,9 @@ std::error_code parse_url(std::string_view url, endpoint& out) {
     out = std::move(ep);
     return {};
   }
-  const bool cluster = scheme == "redis+cluster";
-  if (scheme != "redis" && !cluster) return errc::invalid_url;  // rediss:// (TLS) is not built yet
+  const bool cluster = scheme == "redis+cluster" || scheme == "rediss+cluster";
+  ep.tls = scheme == "rediss" || scheme == "rediss+cluster";
+  if (scheme != "redis" && scheme != "rediss" && !cluster) return errc::invalid_url;
 
   if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
     if (!parse_credentials(rest.substr(0, at), ep)) return errc::invalid_url;
@@ -164,6 +168,9 @@ std::error_code config::validate(endpoint& ep) const {
   }
   if (ep.is_cluster() && !DEADBOLT_HAS_CLUSTER) return errc::not_built;
   if (ep.cluster_seeds.size() > max_cluster_nodes) return errc::invalid_config;
+#if !DEADBOLT_HAS_TLS
+  if (ep.tls) return errc::not_built;
+#endif
   using std::chrono::milliseconds;
   const bool ok = connect_timeout > milliseconds(0) && command_timeout > milliseconds(0) &&
                   watchdog_timeout >= milliseconds(30) && fair_wait_timeout > milliseconds(0) && reconnect_min > milliseconds(0) &&
@@ -172,7 +179,12 @@ std::error_code config::validate(endpoint& ep) const {
                   reply_limits.max_bulk_length >= 512 &&
                   reply_limits.max_depth >= 2 && reply_limits.max_elements >= 16 &&
                   client_name.find_first_of(" \r\n") == std::string::npos;
-  return ok ? std::error_code() : make_error_code(errc::invalid_config);
+  if (!ok) return errc::invalid_config;
+#if DEADBOLT_HAS_TLS
+  // Last: it reads the CA, certificate and key files.
+  if (ep.tls) return detail::tls_context::make(tls, ep.tls_context);
+#endif
+  return {};
 }
 
 }  // namespace deadbolt

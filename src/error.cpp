@@ -42,7 +42,15 @@ class category final : public std::error_category {
       case errc::cross_slot:
         return "Redis Cluster: the object's keys fall in different hash slots: its name has braces that do not form "
                "a hash tag (a '}' without a '{' before it, or '{}')";
-      case errc::not_built: return "this build leaves out what the URL asks for (built with DEADBOLT_CLUSTER=OFF)";
+      case errc::not_built:
+        return "this build leaves out what the URL asks for (built with DEADBOLT_CLUSTER=OFF or DEADBOLT_TLS=OFF)";
+      case errc::tls_config_invalid:
+        return "invalid TLS configuration: a CA, certificate or key file is missing, unreadable or not PEM, or the "
+               "key does not match the certificate";
+      case errc::tls_handshake_timed_out:
+        return "the TLS handshake did not finish within connect_timeout: does the server speak TLS on that port?";
+      case errc::closed_during_login:
+        return "the server closed the connection before answering the login: a TLS port needs a rediss:// URL";
     }
     return "unknown deadbolt error";
   }

@@ -12,14 +12,19 @@
 
 #include "deadbolt/observability.hpp"
 #include "deadbolt/resp/limits.hpp"
+#include "deadbolt/tls_config.hpp"
 
 namespace deadbolt {
+namespace detail {
+class tls_context;
+}
 
 /// Where the server is and how to log in, parsed from a URL:
 ///   redis://[user[:password]@]host[:port][/db]     (host may be [ipv6])
 ///   unix://[user[:password]@]/path/to/socket[?db=N]
 ///   redis+cluster://[user[:password]@]host[:port][,host[:port]...][/]   Redis Cluster: seed nodes
 ///                                                  (any of its nodes; the layout is asked of them)
+///   rediss://...  rediss+cluster://...              the same over TLS (config::tls, docs/tls.md)
 /// User and password may be percent-encoded. A password without a user logs in as "default".
 struct endpoint {
   /// One node named in a cluster URL.
@@ -38,6 +43,10 @@ struct endpoint {
   int database = 0;
   /// redis+cluster:// : every seed node, in the URL's order (the first is also host and port).
   std::vector<seed> cluster_seeds;
+  /// rediss:// or rediss+cluster:// : every connection speaks TLS.
+  bool tls = false;
+  /// Set by the client from config::tls, shared by its connections; not for users.
+  std::shared_ptr<const detail::tls_context> tls_context;
 
   bool is_cluster() const noexcept { return !cluster_seeds.empty(); }
   /// "host:port" or the socket path, for messages.
@@ -73,6 +82,9 @@ struct config {
   std::size_t max_cluster_nodes = 16;
   /// Bounds on replies; the read buffer is sized from max_bulk_length.
   resp::limits reply_limits{};
+
+  /// TLS for rediss:// URLs: CA, client certificate, server name, verification (docs/tls.md).
+  tls_config tls;
 
   /// Logs and metrics (deadbolt/observability.hpp, docs/observability.md). Unset, they cost one branch
   /// where an event happens; set, they are called on the client's executor and must not block.

@@ -34,11 +34,22 @@ enum class errc {
   node_table_full,      ///< Redis Cluster: config::max_cluster_nodes nodes are already known
   cluster_down,         ///< Redis Cluster: no node served the key's slot (CLUSTERDOWN, TRYAGAIN, no layout) in time
   redirect_loop,        ///< Redis Cluster: the nodes kept redirecting the command to each other
-  not_built,            ///< the URL needs a part this build leaves out (DEADBOLT_CLUSTER=OFF)
+  not_built,            ///< the URL needs a part this build leaves out (DEADBOLT_CLUSTER=OFF, DEADBOLT_TLS=OFF)
   cross_slot,           ///< Redis Cluster: the object's keys fall in different slots (braces that are no hash tag)
+  tls_config_invalid,   ///< config::tls: a CA, certificate or key file is missing, unreadable or not PEM,
+                        ///< the key does not match the certificate, or only one of the two is given
+  tls_handshake_timed_out,  ///< the TLS handshake did not finish within connect_timeout (a plaintext port?)
+  closed_during_login,  ///< the server closed the connection before answering the login (a TLS port? use rediss://)
 };
 
 const std::error_category& deadbolt_category() noexcept;
+
+/// The category of a server certificate that failed verification during the TLS handshake (docs/tls.md).
+/// The value is OpenSSL's X509_V_ERR_* code; the message says what was wrong, e.g. "certificate verify
+/// failed: certificate has expired", "...: hostname mismatch", "...: unable to get local issuer certificate".
+/// Other handshake failures (the server refused our certificate, it speaks no TLS) are in Asio's
+/// ssl category (asio::error::get_ssl_category()) with OpenSSL's message.
+const std::error_category& tls_verify_category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), deadbolt_category()};

@@ -21,6 +21,7 @@ session_settings settings_for(const endpoint& ep, const config& cfg) {
   s.login.password = ep.password;
   s.login.client_name = cfg.client_name;
   s.login.database = ep.database;
+  s.handshake = ep.tls;
   return s;
 }
 
@@ -81,7 +82,7 @@ connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<ad
       role_(r),
       session_(settings_for(endpoint_, config_), jitter_seed()),
       addresses_(std::move(addresses)),
-      stream_(ex),
+      stream_(ex, endpoint_.tls ? endpoint_.tls_context : nullptr),
       session_timer_(ex),
       deadline_timer_(ex),
       input_(cfg.reply_limits.max_bulk_length + 128),
@@ -150,7 +151,7 @@ void connection::perform(const session_fsm::action& a) {
     case kind::resolve: resolve(*a.where); return;
     case kind::connect: connect(*a.where); return;
     case kind::handshake:
-      stream_.async_handshake([self = shared_from_this(), gen = generation_](std::error_code ec) {
+      stream_.async_handshake(*a.where, [self = shared_from_this(), gen = generation_](std::error_code ec) {
         if (gen != self->generation_) return;
         self->session_.on_handshake(ec);
         self->pump();
@@ -264,7 +265,12 @@ void connection::read() {
                           [self = shared_from_this(), gen](std::error_code ec, std::size_t n) {
                             if (gen != self->generation_) return;
                             if (ec) {
-                              self->drop(ec);
+                              // Closed (or reset, with our login unread) before answering the login: on a
+                              // plain stream, most likely a TLS port.
+                              const bool closed = ec == asio::error::eof || ec == asio::error::connection_reset;
+                              const bool unanswered = closed && !self->endpoint_.tls &&
+                                                      self->session_.current() == session_fsm::state::logging_in;
+                              self->drop(unanswered ? make_error_code(errc::closed_during_login) : ec);
                               return;
                             }
                             self->input_.commit(n);

@@ -6,6 +6,7 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/resp/error.hpp"
+#include "tls/tls_errors.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -83,7 +84,9 @@ void session_fsm::begin_attempt() {
 }
 
 void session_fsm::on_timer() {
-  if (attempting()) {
+  if (state_ == state::handshaking) {
+    fail(errc::tls_handshake_timed_out);  // says more than a timeout: most likely no TLS on that port
+  } else if (attempting()) {
     fail(connect_timed_out());
   } else if (state_ == state::backing_off) {
     begin_attempt();
@@ -140,7 +143,9 @@ void session_fsm::on_connected(std::error_code ec) {
   }
   if (settings_.handshake) {
     state_ = state::handshaking;
-    push(make(action::kind::handshake));
+    action a = make(action::kind::handshake);
+    a.where = &address_;
+    push(a);
     return;
   }
   begin_login();
@@ -149,7 +154,8 @@ void session_fsm::on_connected(std::error_code ec) {
 void session_fsm::on_handshake(std::error_code ec) {
   if (state_ != state::handshaking) return;
   if (ec) {
-    fail(ec);
+    // A certificate the server or we refuse will be refused again: the queued requests hear it now.
+    fail(ec, is_permanent_tls_failure(ec) ? ec : std::error_code());
     return;
   }
   begin_login();
@@ -210,7 +216,13 @@ void session_fsm::become_ready() {
 }
 
 void session_fsm::on_failure(std::error_code ec) {
-  if (attempting() || state_ == state::ready) fail(ec);
+  // TLS 1.3 finishes the client's handshake before the server checks the client's certificate: a
+  // refusal arrives as an alert on the first read, during the login. It is as permanent as any.
+  if (state_ == state::logging_in && is_permanent_tls_failure(ec)) {
+    fail(ec, ec);
+  } else if (attempting() || state_ == state::ready) {
+    fail(ec);
+  }
 }
 
 void session_fsm::fail(std::error_code why, std::error_code unsent) {

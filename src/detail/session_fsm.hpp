@@ -31,7 +31,7 @@ struct session_settings {
   std::int64_t reconnect_min_ms = 50;
   std::int64_t reconnect_max_ms = 2000;
   login_settings login;
-  /// The stream needs a handshake after connecting (TLS; not built yet, so false today).
+  /// The stream needs a handshake after connecting (TLS).
   bool handshake = false;
 };
 
@@ -47,7 +47,8 @@ class session_fsm {
       get_address,   ///< ask the address source; then on_address()
       resolve,       ///< resolve `where` (a host name); then on_resolved()
       connect,       ///< open the stream to `where` (numeric or a unix socket); then on_connected()
-      handshake,     ///< run the stream's handshake; then on_handshake()
+      handshake,     ///< run the stream's handshake, naming `where` (the address before resolving);
+                     ///< then on_handshake()
       log_in,        ///< start reading and send the login_plan() steps ahead of everything else;
                      ///< then on_login_ok() / on_login_error() for each step
       ready,         ///< logged in: let the queued requests go
@@ -57,7 +58,7 @@ class session_fsm {
     };
     kind what = kind::none;
     std::int64_t delay_ms = 0;              ///< arm_timer
-    const server_address* where = nullptr;  ///< resolve, connect: valid until the next event
+    const server_address* where = nullptr;  ///< resolve, connect, handshake: valid until the next event
     std::error_code error;                  ///< disconnect
     std::error_code sent_error;             ///< disconnect
     std::error_code unsent_error;           ///< disconnect

@@ -21,7 +21,18 @@ std::error_code stream::open(const server_address& where, asio::generic::stream_
   socket_.open(target.protocol(), ec);
   if (ec) return ec;
   port::close_on_exec(socket_.native_handle());
+#if DEADBOLT_HAS_TLS
+  // A fresh TLS state per attempt; the last one lives on in its aborted operations, if any.
+  tls_.reset();
+  if (tls_context_ && tcp_) tls_ = std::make_shared<tls_layer>(socket_, *tls_context_);
+#endif
   return {};
 }
+
+#if DEADBOLT_HAS_TLS
+std::error_code stream::start_tls(const server_address& named) {
+  return tls_->prepare(tls_context_->settings(), named.host);
+}
+#endif
 
 }  // namespace deadbolt::detail

@@ -483,6 +483,45 @@ TEST_CASE("a stream with a handshake step (the seam for TLS)") {
   CHECK(next_actions(f) == "log_in");
 }
 
+TEST_CASE("TLS: a refused certificate fails the queued requests at once; a broken or slow handshake does not") {
+  detail::session_settings s = settings();
+  s.handshake = true;
+  fsm f(s, 1);
+  auto to_handshake = [&f] {
+    f.on_timer();
+    drain(f);
+    f.on_address({}, named("localhost", 6379));
+    drain(f);  // resolve
+    f.on_resolved({}, {numeric("127.0.0.1", 6379)});
+    drain(f);
+    f.on_connected({});
+    const auto actions = drain(f);
+    REQUIRE(actions.size() == 1);
+    CHECK(actions[0].where->host == "localhost");  // the name the certificate must carry
+  };
+  f.start();
+  drain(f);
+  f.on_address({}, numeric("127.0.0.1", 6379));
+  drain(f);
+  f.on_connected({});
+  drain(f);
+  const std::error_code expired(10, deadbolt::tls_verify_category());  // X509_V_ERR_CERT_HAS_EXPIRED
+  f.on_handshake(expired);
+  CHECK(take_failure(f).disconnect.unsent_error == expired);
+  to_handshake();
+  const std::error_code reset(ECONNRESET, std::system_category());
+  f.on_handshake(reset);
+  CHECK_FALSE(take_failure(f).disconnect.unsent_error);
+  to_handshake();
+  f.on_timer();  // the connect timeout, during the handshake
+  CHECK(take_failure(f).disconnect.error == errc::tls_handshake_timed_out);
+  to_handshake();
+  f.on_handshake({});
+  drain(f);
+  f.on_failure(expired);  // TLS 1.3: the server's verdict on our certificate comes during the login
+  CHECK(take_failure(f).disconnect.unsent_error == expired);
+}
+
 TEST_CASE("stop: no more actions, whatever comes after") {
   fsm f(settings(), 1);
   up_to_login(f);

@@ -26,6 +26,17 @@ endpoint parse_ok(const std::string& url) {
 }  // namespace
 
 TEST_CASE("parse_url: tcp forms") {
+  SUBCASE("rediss:// and rediss+cluster:// are the same forms over TLS") {
+    const endpoint ep = parse_ok("rediss://u:p@cache.example:6380/2");
+    CHECK(ep.tls);
+    CHECK(ep.host == "cache.example");
+    CHECK(ep.port == 6380);
+    CHECK(ep.database == 2);
+    CHECK_FALSE(parse_ok("redis://cache.example").tls);
+    const endpoint cluster = parse_ok("rediss+cluster://10.0.0.1:7000,10.0.0.2:7001");
+    CHECK(cluster.tls);
+    CHECK(cluster.cluster_seeds.size() == 2);
+  }
   SUBCASE("host only: default port, no login, database 0") {
     const endpoint ep = parse_ok("redis://cache.example");
     CHECK(ep.kind == endpoint::transport::tcp);
@@ -151,7 +162,8 @@ TEST_CASE("parse_url: invalid forms are errc::invalid_url and leave the endpoint
       "//host",
       "redis:/host",
       "redis:host",
-      "rediss://host:6379",        // TLS is not supported yet
+      "rediss:/host:6379",
+      "rediss+sentinel://host",    // Sentinel is not supported yet
       "http://host",
       "tcp://host",
       "redis://",                  // empty host
@@ -263,9 +275,23 @@ TEST_CASE("config::validate") {
     CHECK(cfg.validate(ep) == errc::not_built);
 #endif
   }
+  SUBCASE("a TLS URL needs a build with TLS support; a CA file that is missing is tls_config_invalid") {
+    deadbolt::config cfg;
+    cfg.url = "rediss://127.0.0.1:6380";
+    cfg.tls.ca_file = "/nonexistent/ca.pem";
+    endpoint ep;
+#if DEADBOLT_TEST_TLS
+    CHECK(cfg.validate(ep) == errc::tls_config_invalid);
+    cfg.tls.ca_file.clear();  // the system's store
+    CHECK_FALSE(cfg.validate(ep));
+    CHECK(ep.tls_context != nullptr);
+#else
+    CHECK(cfg.validate(ep) == errc::not_built);
+#endif
+  }
   SUBCASE("a bad URL is invalid_url, not invalid_config") {
     deadbolt::config cfg;
-    cfg.url = "rediss://host";
+    cfg.url = "redis:host";
     endpoint ep;
     CHECK(cfg.validate(ep) == errc::invalid_url);
   }

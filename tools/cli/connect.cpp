@@ -1,5 +1,7 @@
 #include "connect.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "duration.hpp"
@@ -17,6 +19,13 @@ deadbolt::config make_config(const options& o) {
   cfg.connect_timeout = o.connect_timeout;
   cfg.command_timeout = o.connect_timeout;
   if (o.watchdog) cfg.watchdog_timeout = *o.watchdog;
+  struct stat ca {};
+  const bool ca_is_dir = !o.tls_ca.empty() && ::stat(o.tls_ca.c_str(), &ca) == 0 && S_ISDIR(ca.st_mode);
+  (ca_is_dir ? cfg.tls.ca_path : cfg.tls.ca_file) = o.tls_ca;
+  cfg.tls.cert_file = o.tls_cert;
+  cfg.tls.key_file = o.tls_key;
+  cfg.tls.server_name = o.tls_server_name;
+  cfg.tls.verify_peer = !o.tls_insecure;
   return cfg;
 }
 
@@ -40,12 +49,18 @@ int report_error(const options& o, std::error_code ec, const std::string& doing)
     std::fprintf(stderr, "deadbolt: %s: %s\n", where(o).c_str(), ec.message().c_str());
     return exit_usage;
   }
+  if (ec == deadbolt::errc::tls_config_invalid) {
+    std::fprintf(stderr, "deadbolt: --tls-ca, --tls-cert, --tls-key: %s\n", ec.message().c_str());
+    return exit_usage;
+  }
   if (ec == deadbolt::errc::invalid_config) {  // the options are checked first; kept for safety
     std::fprintf(stderr, "deadbolt: invalid configuration (%s)\n", ec.message().c_str());
     return exit_usage;
   }
   const bool unreachable = ec == deadbolt::errc::not_connected || ec == deadbolt::errc::timed_out ||
-                           ec == deadbolt::errc::auth_failed || ec.category() == std::system_category() ||
+                           ec == deadbolt::errc::auth_failed || ec.category() == deadbolt::tls_verify_category() ||
+                           ec == deadbolt::errc::tls_handshake_timed_out || ec == deadbolt::errc::closed_during_login ||
+                           ec.category() == std::system_category() ||
                            ec.category() == std::generic_category() || ec.category() == asio::error::get_misc_category() ||
                            ec.category() == asio::error::get_netdb_category();
   if (unreachable || doing.empty()) {  // while connecting, any failure means the server cannot be used

@@ -15,6 +15,7 @@ namespace {
 enum option_code : int {
   opt_url = 256, opt_connect_timeout, opt_password_file, opt_lease, opt_watchdog, opt_grace, opt_fenced,
   opt_fair, opt_read, opt_write, opt_semaphore_n, opt_semaphore, opt_latch, opt_permit, opt_json,
+  opt_tls_ca, opt_tls_cert, opt_tls_key, opt_tls_server_name, opt_tls_insecure,
 };
 
 constexpr unsigned bit(subcommand s) { return 1u << static_cast<unsigned>(s); }
@@ -36,6 +37,11 @@ constexpr option_spec all_options[] = {
     {"url", required_argument, opt_url, everywhere},
     {"connect-timeout", required_argument, opt_connect_timeout, everywhere},
     {"password-file", required_argument, opt_password_file, everywhere},
+    {"tls-ca", required_argument, opt_tls_ca, everywhere},
+    {"tls-cert", required_argument, opt_tls_cert, everywhere},
+    {"tls-key", required_argument, opt_tls_key, everywhere},
+    {"tls-server-name", required_argument, opt_tls_server_name, everywhere},
+    {"tls-insecure", no_argument, opt_tls_insecure, everywhere},
     {"wait", required_argument, 'w', on_run},
     {"nonblock", no_argument, 'n', on_run},
     {"conflict-exit-code", required_argument, 'E', on_run},
@@ -152,6 +158,11 @@ bool apply(options& o, int code, const char* value, std::string& error) {
     case opt_url: o.url = value; return true;
     case opt_connect_timeout: return set_duration("--connect-timeout", o.connect_timeout);
     case opt_password_file: o.password_file = value; return true;
+    case opt_tls_ca: o.tls_ca = value; return true;
+    case opt_tls_cert: o.tls_cert = value; return true;
+    case opt_tls_key: o.tls_key = value; return true;
+    case opt_tls_server_name: o.tls_server_name = value; return true;
+    case opt_tls_insecure: o.tls_insecure = true; return true;
     case 'w': {
       if (o.nonblock) {
         error = "-n/--nonblock and -w/--wait exclude each other";

@@ -26,6 +26,11 @@ struct options {
   std::string url;                                  ///< --url, else $REDIS_URL, else the default
   std::chrono::milliseconds connect_timeout{3000};  ///< --connect-timeout
   std::string password_file;                        ///< --password-file
+  std::string tls_ca;                               ///< --tls-ca FILE|DIR
+  std::string tls_cert;                             ///< --tls-cert FILE
+  std::string tls_key;                              ///< --tls-key FILE
+  std::string tls_server_name;                      ///< --tls-server-name NAME
+  bool tls_insecure = false;                        ///< --tls-insecure: no certificate verification
   bool verbose = false;                             ///< -v, --verbose
 
   std::string name;                                 ///< the lock

@@ -42,9 +42,14 @@ constexpr std::string_view ping_text = R"(usage: deadbolt ping
 )";
 
 constexpr std::string_view global_text = R"(options of every subcommand (before or after it):
-      --url URL            redis://[user[:password]@]host[:port][/db] or unix:///path[?db=N]
-                           (default: $REDIS_URL, else redis://127.0.0.1:6379)
+      --url URL            redis://[user[:password]@]host[:port][/db] or unix:///path[?db=N];
+                           rediss://... over TLS (default: $REDIS_URL, else redis://127.0.0.1:6379)
       --password-file FILE the password, from FILE (else $DEADBOLT_PASSWORD, else the URL's)
+      --tls-ca FILE|DIR    rediss://: the CA certificates to trust (default: the system's)
+      --tls-cert FILE      rediss://: the client certificate (mutual TLS), with --tls-key
+      --tls-key FILE       rediss://: the client certificate's private key
+      --tls-server-name NAME  rediss://: the name the server's certificate must carry (default: the host)
+      --tls-insecure       rediss://: accept any server certificate (no verification: tests only)
       --connect-timeout DURATION  give up connecting after this long (default 3s)
   -v, --verbose            timestamped progress on stderr (connect, wait, acquire, lease, release)
   -h, --help               help (deadbolt SUBCOMMAND --help: that subcommand's)

@@ -1,0 +1,33 @@
+// A client's TLS context (OpenSSL's SSL_CTX through Asio), made once from config::tls and shared by
+// all of the client's connections.
+#pragma once
+
+#include <memory>
+#include <system_error>
+
+#include "deadbolt/port/asio.hpp"
+#include "deadbolt/tls_config.hpp"
+
+#include <asio/ssl/context.hpp>
+
+namespace deadbolt::detail {
+
+class tls_context {
+ public:
+  /// Loads the CAs (or the system store), the client certificate and key; errc::tls_config_invalid
+  /// when one of them cannot be used.
+  static std::error_code make(const tls_config& settings, std::shared_ptr<const tls_context>& out);
+
+  const tls_config& settings() const noexcept { return settings_; }
+  /// Asio's streams take the context by non-const reference; OpenSSL makes connections from a shared
+  /// SSL_CTX safely once it is set up, which make() finishes before anyone sees it.
+  asio::ssl::context& native() const noexcept { return context_; }
+
+  explicit tls_context(const tls_config& settings);
+
+ private:
+  tls_config settings_;
+  mutable asio::ssl::context context_;
+};
+
+}  // namespace deadbolt::detail
