@@ -89,7 +89,7 @@ template <typename Attempt>
 class wait_op final : public wait_op_base {
  public:
   explicit wait_op(op_context& c) : wait_op_base(c), attempt(*this) {}
-  void recycle() override { core.pools().of<wait_op>().give_back(this); }
+  void recycle() override { core.pools().template of<wait_op>().give_back(this); }
   /// Starts a wait: the attempt sets itself up, then calls begin().
   template <typename... Args>
   op_ref start(Args&&... args) {

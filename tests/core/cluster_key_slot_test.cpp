@@ -66,7 +66,7 @@ void check_one_slot(std::string_view name, const std::string& command) {
 
 // Names whose braces form a hash tag, or that have none: tricky ones included.
 const char* const fitting_names[] = {"plain", "orders:42", "{tag}rest", "a{b}c", "{a}{b}", "{{a}}",
-                                     "}{a}", "x{y}}", "\xC3\xBCn\xC3\xAF{c\xC3\xB6" "d\xC3\xA9}", "with space"};
+                                     "}{a}", "x{y}}", ("\xC3\xBCn\xC3\xAF{c\xC3\xB6" "d\xC3\xA9}"), "with space"};
 
 }  // namespace key_slot_test
 
