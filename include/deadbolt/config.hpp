@@ -56,6 +56,16 @@ struct endpoint {
 /// Parses `url` into `out`; errc::invalid_url if it is not one of the forms above.
 std::error_code parse_url(std::string_view url, endpoint& out);
 
+/// Redis Cluster: which pub/sub carries the messages that wake waiters (docs/cluster.md). Every client
+/// of a lock must use the same, Java ones included (Redisson's shardedSubscriptionMode): a client that
+/// subscribes one way while its peers publish the other way loses wake-ups (its waiters then wake only
+/// when the lease runs out). Single servers always use classic pub/sub, as Redisson does.
+enum class pubsub_mode : std::uint8_t {
+  automatic,  ///< sharded if the cluster has it (PUBSUB SHARDNUMSUB works: Redis 7+), as Redisson's AUTO
+  sharded,    ///< SSUBSCRIBE on the master of the channel's slot, SPUBLISH in the scripts (Redis 7+)
+  classic,    ///< SUBSCRIBE / PUBLISH: a message reaches every node of the cluster
+};
+
 struct config {
   /// The server; see endpoint.
   std::string url = "redis://127.0.0.1:6379";
@@ -80,6 +90,8 @@ struct config {
   std::size_t max_held_locks = 1024; ///< locks held under the watchdog at once
   /// Redis Cluster: the nodes (masters, and the seeds) the client keeps connections to at most.
   std::size_t max_cluster_nodes = 16;
+  /// Redis Cluster: classic or sharded pub/sub; the default matches Redisson's default.
+  pubsub_mode cluster_pubsub = pubsub_mode::automatic;
   /// Bounds on replies; the read buffer is sized from max_bulk_length.
   resp::limits reply_limits{};
 

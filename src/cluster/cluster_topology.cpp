@@ -64,13 +64,43 @@ class cluster_topology::layout_query final : public request {
   reply_builder answer_;
 };
 
+// PUBSUB SHARDNUMSUB: it works where sharded pub/sub does (Redis 7+), Redisson's test for AUTO.
+class cluster_topology::pubsub_query final : public request {
+ public:
+  explicit pubsub_query(cluster_topology& owner) : owner_(owner) {}
+
+  void prepare() { refused_ = busy_ = false; }
+  void encode(resp::encoder& e) override { e.command("PUBSUB", "SHARDNUMSUB"); }
+  void on_node(const resp::node& n) override {
+    if (n.depth != 0 || (n.type != resp::type::simple_error && n.type != resp::type::blob_error)) return;
+    // Unknown subcommand (before Redis 7) or not allowed (an ACL user): classic, as Redisson decides.
+    // Anything else (LOADING, ...) says nothing about the server: ask again.
+    const bool says_no = n.value.rfind("ERR", 0) == 0 || n.value.rfind("NOPERM", 0) == 0;
+    (says_no ? refused_ : busy_) = true;
+  }
+  void on_done(std::error_code ec) override {
+    owner_.pubsub_answered(ec ? ec : busy_ ? make_error_code(errc::server_error) : ec, !refused_);
+  }
+
+ private:
+  cluster_topology& owner_;
+  bool refused_ = false;
+  bool busy_ = false;
+};
+
 cluster_topology::cluster_topology(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
     : executor_(std::move(ex)),
       ep_(ep),
       cfg_(cfg),
       slots_(std::make_unique<slot_table>()),
       layout_(std::make_unique<layout_query>(*this)),
+      pubsub_probe_(std::make_unique<pubsub_query>(*this)),
       park_timer_(executor_) {
+  switch (cfg_.cluster_pubsub) {
+    case pubsub_mode::automatic: pubsub_ = mode::unknown; break;
+    case pubsub_mode::sharded: pubsub_ = mode::sharded; break;
+    case pubsub_mode::classic: pubsub_ = mode::classic; break;
+  }
   nodes_.reserve(cfg_.max_cluster_nodes);
   for (const auto& s : ep_.cluster_seeds) {
     seeds_.push_back(seed_address(s));
@@ -135,7 +165,8 @@ void cluster_topology::submit(request& r) {
 }
 
 std::uint16_t cluster_topology::owner_of(const request& r) const {
-  if (!layout_known_) return slot_table::no_node;
+  // Nothing is routed before the pub/sub mode is known: the scripts publish with it.
+  if (!layout_known_ || pubsub_ == mode::unknown) return slot_table::no_node;
   return slots_->node_of(r.route_key.empty() ? 0 : key_slot(r.route_key));
 }
 
@@ -156,6 +187,8 @@ void cluster_topology::node_lost(node& n) {
   while (request* r = unsent.pop_front()) {
     if (r == layout_.get()) {
       asked_for_layout = true;  // the layout query was for this node: it failed, ask another
+    } else if (r == pubsub_probe_.get()) {
+      probing_ = false;  // asked again with the next layout
     } else {
       park(*r);
     }
@@ -222,6 +255,10 @@ void cluster_topology::on_park_timer() {
       send(*nodes_[index], *r);
     }
   }
+  if (replace_due_) {
+    replace_due_ = false;
+    refresh();  // its answer places the subscriptions again
+  }
   if (!parked_.empty()) {
     refresh();
     arm_park_timer();
@@ -236,8 +273,28 @@ void cluster_topology::refresh() {
   }
   node& asked = *nodes_[refresh_turn_ % nodes_.size()];
   layout_asked_ = &asked;
+  if (pubsub_ == mode::unknown && !probing_) {
+    // Pipelined with the layout: the first request waits one round trip, not two. Ahead of it, so
+    // that the node is idle again when the layout answers (a full table may recycle it).
+    probing_ = true;
+    pubsub_probe_->prepare();
+    send(asked, *pubsub_probe_);
+  }
   layout_->prepare(shards_supported_, asked);
   send(asked, *layout_);
+}
+
+void cluster_topology::pubsub_answered(std::error_code ec, bool sharded) {
+  probing_ = false;
+  if (closed_ || pubsub_ != mode::unknown) return;
+  if (ec) return;  // not answered (the node was lost): asked again with the next layout
+  pubsub_ = sharded ? mode::sharded : mode::classic;
+  // Nothing is routed yet: the layout's answer comes next and routes what waits.
+  if (subs_ && layout_known_) subs_->replace();
+  if (!layout_known_) return;
+  request_queue retry;
+  retry.splice_back(parked_);
+  while (request* r = retry.pop_front()) route(*r);
 }
 
 void cluster_topology::layout_answered(std::error_code ec, const reply& answer, const node& from) {
@@ -282,6 +339,7 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
   layout_known_ = true;
   last_refresh_error_ = {};
   refresh_turn_ = from.index;  // it answered: ask it again next time
+  if (subs_) subs_->replace();
   request_queue retry;
   retry.splice_back(parked_);
   while (request* r = retry.pop_front()) route(*r);
@@ -317,8 +375,34 @@ void cluster_topology::fail_parked(std::error_code ec) {
 }
 
 subscriber& cluster_topology::subscriber_for(std::string_view) {
-  if (!subs_) subs_ = std::make_shared<subscriber>(executor_, ep_, std::make_unique<static_addresses>(seeds_), cfg_);
+  if (!subs_) {
+    subs_ = std::make_shared<subscriber>(executor_, ep_, std::make_unique<static_addresses>(seeds_), cfg_,
+                                         static_cast<channel_router*>(this));
+  }
   return *subs_;
+}
+
+const server_address* cluster_topology::channel_master(std::string_view channel) const {
+  if (!layout_known_) return nullptr;
+  const std::uint16_t index = slots_->node_of(key_slot(channel));
+  if (index == slot_table::no_node || nodes_[index]->down) return nullptr;
+  return &nodes_[index]->address;
+}
+
+bool cluster_topology::subscription_refused(std::string_view error_text, const server_address& from) {
+  if (!is_redirection(error_text) || closed_) return false;
+  const auto where = parse_redirect(error_text, from.host);
+  if (where && where->what == redirect::kind::moved) {
+    // The layout is behind: read it from the channel's new master, then replace() subscribes there.
+    if (node* target = node_for(where->target)) {
+      if (!refreshing_) refresh_turn_ = target->index;
+    }
+    refresh();
+  } else {
+    replace_due_ = true;  // not now (CLUSTERDOWN, a migration): look again on the next tick
+    arm_park_timer();
+  }
+  return true;
 }
 
 bool cluster_topology::settled() const {

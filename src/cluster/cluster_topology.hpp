@@ -4,8 +4,10 @@
 // are followed here, never seen by the operations: MOVED updates the slot and resends (the command
 // did not run), ASK resends once with ASKING, TRYAGAIN and CLUSTERDOWN wait and retry until the
 // request's deadline (errc::cluster_down). One command connection per node, opened on first use; at
-// most config::max_cluster_nodes nodes (errc::node_table_full). Waiters share one subscriber on the
-// seeds (classic pub/sub reaches every node of a cluster).
+// most config::max_cluster_nodes nodes (errc::node_table_full). Pub/sub is sharded (SSUBSCRIBE on the
+// master of the channel's slot, SPUBLISH in the scripts) or classic (one subscriber on the seeds: a
+// classic message reaches every node), as config::cluster_pubsub says; `automatic` asks PUBSUB
+// SHARDNUMSUB along with the first layout, as Redisson does, and requests wait for the answer.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,7 @@
 
 namespace deadbolt::detail {
 
-class cluster_topology final : public topology {
+class cluster_topology final : public topology, private channel_router {
  public:
   cluster_topology(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
   ~cluster_topology() override;
@@ -30,6 +32,9 @@ class cluster_topology final : public topology {
   void submit(request& r) override;
   /// A slot: renewals are batched per slot (one script call may touch one slot only).
   std::uint32_t route_of(std::string_view key) const override { return key_slot(key); }
+  std::string_view publish_command() const override {
+    return pubsub_ == mode::sharded ? "spublish" : "publish";
+  }
   subscriber& subscriber_for(std::string_view channel) override;
   subscriber* existing_subscriber(std::string_view) const override { return subs_.get(); }
   bool settled() const override;
@@ -39,6 +44,7 @@ class cluster_topology final : public topology {
  private:
   struct node;
   class layout_query;
+  class pubsub_query;
   static constexpr std::uint8_t max_redirects = 5;
 
   /// The node at `where`, added (or, in a full table, recycled) if it is new; null if the table is
@@ -59,6 +65,13 @@ class cluster_topology final : public topology {
   void layout_answered(std::error_code ec, const reply& answer, const node& from);
   void redirected(node& from, request& r, std::string_view error_text);
   void fail_parked(std::error_code ec);
+  void pubsub_answered(std::error_code ec, bool sharded);
+
+  // channel_router: where the subscriber puts sharded channels.
+  mode pubsub_mode() const override { return pubsub_; }
+  const server_address* channel_master(std::string_view channel) const override;
+  void layout_stale() override { refresh(); }
+  bool subscription_refused(std::string_view error_text, const server_address& from) override;
 
   asio::any_io_executor executor_;
   endpoint ep_;
@@ -68,6 +81,10 @@ class cluster_topology final : public topology {
   std::unique_ptr<slot_table> slots_;
   bool layout_known_ = false;
   std::unique_ptr<layout_query> layout_;
+  std::unique_ptr<pubsub_query> pubsub_probe_;
+  bool probing_ = false;
+  mode pubsub_ = mode::unknown;  // requests are routed once it is known
+  bool replace_due_ = false;     // a subscription was refused for now (CLUSTERDOWN): refresh on the next tick
   const node* layout_asked_ = nullptr;  // the node the layout query in flight went to
   bool refreshing_ = false;
   bool shards_supported_ = true;  // CLUSTER SHARDS (Redis 7+); CLUSTER SLOTS otherwise

@@ -79,7 +79,7 @@ client_core::client_core(const asio::any_io_executor& ex, const config& c)
       holds(config_error ? 1 : c.max_held_locks),
       drain_timer(ex),
       dog(*this) {
-  settings_ = {id, publish_command, watchdog_ms(), latch_ttl_ms(), cfg.fair_wait_timeout.count()};
+  settings_ = {id, "publish", watchdog_ms(), latch_ttl_ms(), cfg.fair_wait_timeout.count()};
   if (config_error) {
     observe.log(log_level::error, "config refused: ", config_error);
     return;

@@ -49,7 +49,10 @@ class client_core final : public op_context, public std::enable_shared_from_this
   std::error_code refusal() const override;
   bool shutting_down() const override { return stopped; }
   bool closed() const override { return closed_; }
-  const op_settings& settings() const override { return settings_; }
+  const op_settings& settings() const override {
+    if (topo_) settings_.publish = topo_->publish_command();  // a cluster decides it with its layout
+    return settings_;
+  }
   const asio::any_io_executor& io_executor() const override { return executor; }
   std::shared_ptr<const void> lifeline() const override { return shared_from_this(); }
   op_pools& pools() override { return pools_; }
@@ -66,7 +69,6 @@ class client_core final : public op_context, public std::enable_shared_from_this
   endpoint ep;  ///< where the configuration points (filled by config::validate, before config_error)
   std::error_code config_error;
   std::string id;                  ///< client UUID
-  std::string_view publish_command = "publish";
   /// shutdown() was called: no new operation starts, and running ones end at their next step. The
   /// command connection stays open (if it is up) until what they already decided to send (releases,
   /// unlocks, leaving a fair queue) has been answered, at most config::command_timeout.
@@ -90,7 +92,7 @@ class client_core final : public op_context, public std::enable_shared_from_this
   watchdog dog;  ///< renews the holds without a fixed lease (src/detail/watchdog.cpp)
 
  private:
-  op_settings settings_;
+  mutable op_settings settings_;
   std::unique_ptr<topology> topo_;  ///< null when the configuration is invalid
   bool closed_ = false;
   /// Finds or inserts, making room from ended leases when the table is full.

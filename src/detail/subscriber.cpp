@@ -1,13 +1,14 @@
 #include "detail/subscriber.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include "deadbolt/error.hpp"
 
 namespace deadbolt::detail {
 
-// SUBSCRIBE / UNSUBSCRIBE for one channel; reused from a pool. On the subscriber connection a command
-// is done once written: the server's confirmation arrives as a push.
+// (S)SUBSCRIBE / (S)UNSUBSCRIBE for one channel; reused from a pool. On a subscriber connection a
+// command is done once written: the server's confirmation arrives as a push.
 class subscriber::command final : public request {
  public:
   explicit command(subscriber& owner) : owner_(owner) {}
@@ -25,14 +26,56 @@ class subscriber::command final : public request {
   std::string channel_;
 };
 
+// One subscriber connection: the classic one, or the one to a master serving sharded channels.
+struct subscriber::link final : connection_listener, push_handler {
+  link(subscriber& owner, std::uint16_t index, bool sharded, server_address where, std::shared_ptr<connection> c)
+      : owner(owner), index(index), sharded(sharded), where(std::move(where)), conn(std::move(c)) {
+    for (auto& part : parts) part.reserve(64);
+    conn->set_listener(this);
+    conn->set_push_handler(this);
+  }
+  ~link() {
+    conn->set_listener(nullptr);
+    conn->set_push_handler(nullptr);
+    conn->stop();
+  }
+
+  void on_connected() override { owner.link_connected(index); }
+  void on_disconnected(std::error_code) override { owner.link_lost(index); }
+  void on_connect_failed(std::error_code) override { owner.link_lost(index); }
+  void on_push_node(const resp::node& n, bool end_of_reply) override {
+    if (n.depth == 0) part = 0;
+    if (n.depth == 0 && (n.type == resp::type::simple_error || n.type == resp::type::blob_error)) {
+      owner.refused(index, n.value);
+      return;
+    }
+    if (n.depth == 1 && part < 3) parts[part++].assign(n.value);
+    if (!end_of_reply) return;
+    if (part == 3) owner.on_push(index, parts[0], parts[1], parts[2]);
+    part = 0;
+  }
+
+  subscriber& owner;
+  std::uint16_t index;
+  bool sharded;
+  server_address where;
+  std::shared_ptr<connection> conn;
+  bool started = false;
+  // The push being assembled: kind, channel, payload (copied: nodes are gone after on_push_node).
+  std::string parts[3];
+  std::size_t part = 0;
+};
+
 subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
     : subscriber(ex, ep, std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep)}), cfg) {}
 
 subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, std::unique_ptr<address_source> addresses,
-                       const config& cfg)
+                       const config& cfg, channel_router* router)
     : executor_(ex),
+      ep_(ep),
+      cfg_(cfg),
       observe_(cfg),
-      connection_(std::make_shared<connection>(ex, ep, std::move(addresses), cfg, connection::role::subscriber)),
+      router_(router),
       channels_(cfg.max_channels),
       sweep_timer_(ex) {
   slots_.reserve(cfg.max_waiters);
@@ -42,9 +85,10 @@ subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, std::unique
     free_slots_.push_back(static_cast<std::uint32_t>(cfg.max_waiters - 1 - i));
   }
   for (auto& c : channels_) c.name.reserve(64);
-  for (auto& part : push_parts_) part.reserve(64);
-  connection_->set_listener(this);
-  connection_->set_push_handler(this);
+  links_.reserve(router_ != nullptr ? 1 + cfg.max_cluster_nodes : 1);
+  links_.push_back(std::make_unique<link>(
+      *this, classic_link, false, server_address{},
+      std::make_shared<connection>(ex, ep, std::move(addresses), cfg, connection::role::subscriber)));
 }
 
 subscriber::~subscriber() { stop(); }
@@ -52,11 +96,14 @@ subscriber::~subscriber() { stop(); }
 void subscriber::stop() {
   if (stopped_) return;
   stopped_ = true;
+  router_ = nullptr;  // the topology is closing
   sweep_timer_.cancel();
   for (std::uint32_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i].who != nullptr) wake(i, wake_reason::shutdown);
   }
-  connection_->stop();
+  for (auto& l : links_) {
+    if (l) l->conn->stop();
+  }
 }
 
 std::uint32_t subscriber::find_channel(std::string_view name) const {
@@ -76,7 +123,8 @@ std::uint32_t subscriber::claim_channel(std::string_view name, wake_policy polic
     c.contenders = 0;
     c.messages = 0;
     c.first = c.last = none;
-    c.state = channel_state::subscribing;
+    c.state = channel_state::unplaced;
+    c.link = no_link;
     ++channels_in_use_;
     report_use(table_kind::channels);
     return i;
@@ -84,7 +132,67 @@ std::uint32_t subscriber::claim_channel(std::string_view name, wake_policy polic
   return none;
 }
 
-void subscriber::send(std::string_view verb, std::string_view channel) {
+void subscriber::place(std::uint32_t ch) {
+  channel_entry& c = channels_[ch];
+  c.link = home_of(c.name);
+  if (c.link == no_link) {
+    c.state = channel_state::unplaced;  // replace() subscribes it once the router knows where
+    return;
+  }
+  subscribe(ch);
+}
+
+std::uint16_t subscriber::home_of(std::string_view channel) {
+  if (router_ == nullptr) return classic_link;
+  switch (router_->pubsub_mode()) {
+    case channel_router::mode::unknown: return no_link;
+    case channel_router::mode::classic: return classic_link;
+    case channel_router::mode::sharded: break;
+  }
+  const server_address* owner = router_->channel_master(channel);
+  return owner == nullptr ? no_link : open_link(*owner);
+}
+
+std::uint16_t subscriber::open_link(const server_address& where) {
+  std::uint16_t unused = no_link;
+  for (std::uint16_t i = classic_link + 1; i < links_.size(); ++i) {
+    if (!links_[i]) {
+      if (unused == no_link) unused = i;
+    } else if (links_[i]->where == where) {
+      return i;
+    }
+  }
+  if (unused == no_link) {
+    // As many links as the cluster's node table allows; one per master is all a layout can name.
+    if (links_.size() >= links_.capacity()) return no_link;
+    unused = static_cast<std::uint16_t>(links_.size());
+    links_.emplace_back();
+  }
+  auto c = std::make_shared<connection>(executor_, ep_,
+                                        std::make_unique<static_addresses>(std::vector<server_address>{where}), cfg_,
+                                        connection::role::subscriber);
+  links_[unused] = std::make_unique<link>(*this, unused, true, where, std::move(c));
+  return unused;
+}
+
+void subscriber::subscribe(std::uint32_t ch) {
+  channel_entry& c = channels_[ch];
+  c.state = channel_state::subscribing;
+  send(c.link, true, c.name);
+}
+
+void subscriber::unsubscribe(std::uint32_t ch) {
+  channel_entry& c = channels_[ch];
+  c.state = channel_state::unsubscribing;
+  send(c.link, false, c.name);
+}
+
+void subscriber::send(std::uint16_t l, bool subscribe, std::string_view channel) {
+  link& to = *links_[l];
+  if (!to.started) {
+    to.started = true;
+    to.conn->start();
+  }
   command* cmd;
   if (idle_commands_.empty()) {
     commands_.push_back(std::make_unique<command>(*this));
@@ -93,8 +201,45 @@ void subscriber::send(std::string_view verb, std::string_view channel) {
     cmd = idle_commands_.back();
     idle_commands_.pop_back();
   }
+  std::string_view verb = subscribe ? "SUBSCRIBE" : "UNSUBSCRIBE";
+  if (to.sharded) verb = subscribe ? "SSUBSCRIBE" : "SUNSUBSCRIBE";
   cmd->prepare(verb, channel);
-  connection_->submit(*cmd);
+  to.conn->submit(*cmd);
+}
+
+void subscriber::free_channel(std::uint32_t ch) {
+  channels_[ch].state = channel_state::free;
+  channels_[ch].link = no_link;
+  --channels_in_use_;
+  report_use(table_kind::channels);
+}
+
+void subscriber::replace() {
+  if (stopped_) return;
+  bool moved = false;
+  for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+    channel_entry& c = channels_[ch];
+    if (c.state == channel_state::free) continue;
+    const std::uint16_t home = home_of(c.name);
+    if (home == c.link && c.state != channel_state::unplaced) continue;
+    const bool wanted = c.waiters > 0 || c.contenders > 0;
+    const bool held = c.state == channel_state::subscribing || c.state == channel_state::subscribed;
+    if (home != c.link && held && links_[c.link]->conn->ready()) {
+      send(c.link, false, c.name);  // its confirmation comes from a link the channel left: ignored
+    }
+    moved = moved || (home != c.link && c.link != no_link);
+    if (!wanted) {
+      free_channel(ch);
+      continue;
+    }
+    c.link = home;
+    if (home == no_link) {
+      c.state = channel_state::unplaced;
+    } else {
+      subscribe(ch);
+    }
+  }
+  if (moved) arm_sweep();  // closes the links no channel uses any more
 }
 
 std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_policy policy,
@@ -105,15 +250,10 @@ std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_polic
   if (ch == none) {
     ch = claim_channel(channel, policy);
     if (ch == none) return table_full(table_kind::channels, errc::channel_table_full);
-    if (!started_) {
-      started_ = true;
-      connection_->start();
-    }
-    send("SUBSCRIBE", channel);
+    place(ch);
   } else if (channels_[ch].state == channel_state::unsubscribing) {
     // Still waiting for the UNSUBSCRIBE confirmation: subscribe again behind it.
-    channels_[ch].state = channel_state::subscribing;
-    send("SUBSCRIBE", channel);
+    subscribe(ch);
   }
 
   const std::uint32_t index = free_slots_.back();
@@ -227,56 +367,73 @@ void subscriber::arm_sweep() {
 void subscriber::sweep() {
   bool more = false;
   for (auto& c : channels_) {
-    const bool live = c.state == channel_state::subscribing || c.state == channel_state::subscribed;
+    const bool live = c.state == channel_state::unplaced || c.state == channel_state::subscribing ||
+                      c.state == channel_state::subscribed;
     if (!live || c.waiters > 0 || c.contenders > 0) continue;
     if (!c.idle_seen) {
       c.idle_seen = true;
       more = true;
       continue;
     }
-    if (connection_->ready()) {
-      c.state = channel_state::unsubscribing;
-      send("UNSUBSCRIBE", c.name);
+    if (c.link != no_link && links_[c.link]->conn->ready()) {
+      unsubscribe(static_cast<std::uint32_t>(&c - channels_.data()));
     } else {
-      c.state = channel_state::free;  // the next connection simply does not subscribe it
-      --channels_in_use_;
-      report_use(table_kind::channels);
+      free_channel(static_cast<std::uint32_t>(&c - channels_.data()));  // the next connection does not subscribe it
     }
   }
+  close_idle_links();
   if (more) arm_sweep();
 }
 
-void subscriber::on_connected() {
-  for (auto& c : channels_) {
-    if (c.state == channel_state::free) continue;
-    if (c.waiters == 0 && c.contenders == 0) {
-      c.state = channel_state::free;
-      --channels_in_use_;
-      report_use(table_kind::channels);
-      continue;
-    }
-    c.state = channel_state::subscribing;
-    send("SUBSCRIBE", c.name);
+void subscriber::close_idle_links() {
+  for (std::uint16_t l = classic_link + 1; l < links_.size(); ++l) {
+    if (!links_[l]) continue;
+    const bool used = std::any_of(channels_.begin(), channels_.end(), [l](const channel_entry& c) {
+      return c.state != channel_state::free && c.link == l;
+    });
+    if (!used) links_[l].reset();
   }
 }
 
-void subscriber::on_disconnected(std::error_code) {
-  // Waiters stay parked, bounded by their timers; on_connected() resubscribes and the confirmations
-  // wake them to re-check what they may have missed.
+void subscriber::link_connected(std::uint16_t l) {
+  for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+    channel_entry& c = channels_[ch];
+    if (c.state == channel_state::free || c.link != l) continue;
+    if (c.waiters == 0 && c.contenders == 0) {
+      free_channel(ch);
+      continue;
+    }
+    subscribe(ch);
+  }
 }
 
-void subscriber::on_push_node(const resp::node& n, bool end_of_reply) {
-  if (n.depth == 0) push_index_ = 0;
-  if (n.depth == 1 && push_index_ < 3) push_parts_[push_index_++].assign(n.value);
-  if (!end_of_reply) return;
-  if (push_index_ == 3) on_push(push_parts_[0], push_parts_[1], push_parts_[2]);
-  push_index_ = 0;
+void subscriber::link_lost(std::uint16_t l) {
+  // Waiters stay parked, bounded by their timers; link_connected() resubscribes and the
+  // confirmations wake them to re-check what they may have missed. A lost master may have failed
+  // over: the router reads the layout again and replace() moves its channels to the new one.
+  if (router_ != nullptr && links_[l]->sharded) router_->layout_stale();
 }
 
-void subscriber::on_push(std::string_view kind, std::string_view channel, std::string_view payload) {
+void subscriber::refused(std::uint16_t l, std::string_view error_text) {
+  if (!links_[l]->sharded || router_ == nullptr) return;  // classic: nothing to learn (waiters fall back to their timers)
+  // The shard does not serve a channel we subscribed there (it moved). Which one the error is about
+  // is not said: every channel of this link not confirmed yet is placed again once the router knows more.
+  for (auto& c : channels_) {
+    if (c.link == l && c.state == channel_state::subscribing) c.state = channel_state::unplaced;
+  }
+  if (router_->subscription_refused(error_text, links_[l]->where)) return;
+  if (!refusal_logged_) {
+    refusal_logged_ = true;  // not a redirection (NOPERM, ...): waiters wake by their timers only
+    observe_.log(log_level::warning, make_error_code(errc::server_error), error_text);
+  }
+}
+
+void subscriber::on_push(std::uint16_t l, std::string_view kind, std::string_view channel, std::string_view payload) {
   const std::uint32_t ch = find_channel(channel);
   if (ch == none) return;
   channel_entry& c = channels_[ch];
+  if (c.link != l) return;  // from a link the channel has left
+  if (links_[l]->sharded && !kind.empty() && kind.front() == 's') kind.remove_prefix(1);  // smessage, ssubscribe, ...
   if (kind == "message") {
     ++c.messages;
     std::uint32_t n = 1;
@@ -303,9 +460,11 @@ void subscriber::on_push(std::string_view kind, std::string_view channel, std::s
     wake_channel(ch, c.waiters, wake_reason::resubscribed);
   } else if (kind == "unsubscribe") {
     if (c.state == channel_state::unsubscribing && c.waiters == 0 && c.contenders == 0) {
-      c.state = channel_state::free;
-      --channels_in_use_;
-      report_use(table_kind::channels);
+      free_channel(ch);
+    } else if (links_[l]->sharded && c.state == channel_state::subscribed && router_ != nullptr) {
+      // Unasked: the shard gave the channel's slot away. Subscribe where the new layout says.
+      c.state = channel_state::unplaced;
+      router_->layout_stale();
     }
   }
 }

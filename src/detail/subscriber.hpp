@@ -1,10 +1,15 @@
-// The one subscriber connection a client shares among all its waiters. Channels are reference
+// The subscriber connections a client shares among all its waiters. Channels are reference
 // counted (SUBSCRIBE with the first waiter, UNSUBSCRIBE after the last); waiters sit in a table
 // whose capacity is fixed at construction. A waiter is woken exactly once: by a message on its
 // channel, by its timeout (the holder's TTL: pub/sub is only a hint), by a (re)subscription that
 // could have hidden a message, or by cancellation. A channel whose last waiter left stays subscribed
 // for a second or two (a waiter that re-checks and parks again must not pay for a new subscription,
 // nor miss messages while it has none), then a sweep unsubscribes it.
+//
+// Classic pub/sub uses one connection (a single server, or a cluster's seeds: a classic message
+// reaches every node). Sharded pub/sub on a cluster (SSUBSCRIBE) uses one connection ("link") per
+// master that serves a subscribed channel; a channel_router (the cluster topology) says which. The
+// tables are shared by all links, so their capacity is the client's, however many shards there are.
 #pragma once
 
 #include <chrono>
@@ -19,6 +24,7 @@
 #include "deadbolt/port/asio.hpp"
 #include "detail/connection.hpp"
 #include "detail/observer.hpp"
+#include "detail/server_address.hpp"
 
 namespace deadbolt::detail {
 
@@ -45,15 +51,38 @@ class waiter {
   ~waiter() = default;
 };
 
-class subscriber final : public std::enable_shared_from_this<subscriber>,
-                         private connection_listener,
-                         private push_handler {
+/// Where a cluster's channels are subscribed (cluster_topology). It calls subscriber::replace()
+/// whenever its answers may have changed: a new layout, the pub/sub mode decided.
+class channel_router {
+ public:
+  enum class mode : std::uint8_t { unknown, classic, sharded };
+  /// How channels are subscribed: unknown until the cluster's layout and pub/sub mode are known.
+  virtual mode pubsub_mode() const = 0;
+  /// The master that serves `channel`'s slot, or null: no layout yet, or that master is down.
+  virtual const server_address* channel_master(std::string_view channel) const = 0;
+  /// A shard dropped a subscription, or a link to a master was lost: read the layout again.
+  virtual void layout_stale() = 0;
+  /// A shard refused a subscription with `error_text`. True if it was a redirection (MOVED, ASK,
+  /// TRYAGAIN, CLUSTERDOWN): the router learns from it and calls replace() when it knows more.
+  virtual bool subscription_refused(std::string_view error_text, const server_address& from) = 0;
+
+ protected:
+  ~channel_router() = default;
+};
+
+class subscriber final : public std::enable_shared_from_this<subscriber> {
  public:
   subscriber(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
-  /// Connects where `addresses` says (a cluster's nodes in turn), logging in with `ep`'s credentials.
+  /// Classic pub/sub connects where `addresses` says (a cluster's seeds in turn), logging in with
+  /// `ep`'s credentials. With a `router`, its mode decides: classic as above, or sharded on links to
+  /// the masters it names (at most config::max_cluster_nodes of them).
   subscriber(asio::any_io_executor ex, const endpoint& ep, std::unique_ptr<address_source> addresses,
-             const config& cfg);
+             const config& cfg, channel_router* router = nullptr);
   ~subscriber();
+
+  /// The router's answers may have changed: every channel not where it should be is subscribed
+  /// there (unsubscribed from where it was), and its waiters re-check once the new subscription holds.
+  void replace();
 
   /// Parks `w` on `channel` for at most `timeout`. Fails (without parking) with waiter_table_full or
   /// channel_table_full; otherwise w.on_wake() is called exactly once, later, never from inside wait().
@@ -77,11 +106,15 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
 
  private:
   static constexpr std::uint32_t none = 0xffffffffu;
-  enum class channel_state : std::uint8_t { free, subscribing, subscribed, unsubscribing };
+  static constexpr std::uint16_t no_link = 0xffff;
+  static constexpr std::uint16_t classic_link = 0;
+  /// unplaced: wanted, but nobody knows yet where (a cluster without a layout or pub/sub mode).
+  enum class channel_state : std::uint8_t { free, unplaced, subscribing, subscribed, unsubscribing };
 
   struct channel_entry {
     std::string name;
     channel_state state = channel_state::free;
+    std::uint16_t link = no_link;  // where it is (being) subscribed
     wake_policy policy = wake_policy::one;
     std::uint32_t waiters = 0;      // parked on it
     std::uint32_t contenders = 0;   // waiters whose operation has not ended (parked or re-checking)
@@ -99,10 +132,19 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
     asio::steady_timer timer;
   };
   class command;
+  struct link;
 
   std::uint32_t find_channel(std::string_view name) const;
   std::uint32_t claim_channel(std::string_view name, wake_policy policy);
-  void send(std::string_view verb, std::string_view channel);
+  /// Subscribes `ch` where it belongs now, or leaves it unplaced.
+  void place(std::uint32_t ch);
+  /// The link that serves `channel` now (opened on first use), or no_link.
+  std::uint16_t home_of(std::string_view channel);
+  std::uint16_t open_link(const server_address& where);
+  void subscribe(std::uint32_t ch);
+  void unsubscribe(std::uint32_t ch);
+  void send(std::uint16_t link, bool subscribe, std::string_view channel);
+  void free_channel(std::uint32_t ch);
   void wake(std::uint32_t slot, wake_reason why);
   void wake_channel(std::uint32_t channel, std::uint32_t how_many, wake_reason why);
   void release_channel(std::uint32_t channel);
@@ -112,14 +154,19 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
   void report_use(table_kind table) const;
   std::error_code table_full(table_kind table, std::error_code ec) const;
 
-  void on_connected() override;
-  void on_disconnected(std::error_code why) override;
-  void on_push_node(const resp::node& n, bool end_of_reply) override;
-  void on_push(std::string_view kind, std::string_view channel, std::string_view payload);
+  void link_connected(std::uint16_t l);
+  void link_lost(std::uint16_t l);
+  void refused(std::uint16_t l, std::string_view error_text);
+  void on_push(std::uint16_t l, std::string_view kind, std::string_view channel, std::string_view payload);
+  /// Closes sharded links that no channel uses any more.
+  void close_idle_links();
 
   asio::any_io_executor executor_;
+  endpoint ep_;  // copies: links are opened as long as the subscriber lives
+  config cfg_;
   observer observe_;
-  std::shared_ptr<connection> connection_;
+  channel_router* router_;
+  std::vector<std::unique_ptr<link>> links_;  // [classic_link] always; sharded ones after it, null when closed
   std::vector<channel_entry> channels_;
   std::vector<waiter_slot> slots_;
   std::vector<std::uint32_t> free_slots_;
@@ -127,11 +174,8 @@ class subscriber final : public std::enable_shared_from_this<subscriber>,
   std::size_t channels_in_use_ = 0;
   asio::steady_timer sweep_timer_;
   bool sweep_armed_ = false;
-  bool started_ = false;
   bool stopped_ = false;
-  // The push being assembled: kind, channel, payload (copied: nodes are gone after on_push_node).
-  std::string push_parts_[3];
-  std::size_t push_index_ = 0;
+  bool refusal_logged_ = false;
   std::vector<std::unique_ptr<command>> commands_;  // reusable SUBSCRIBE/UNSUBSCRIBE requests
   std::vector<command*> idle_commands_;
 };

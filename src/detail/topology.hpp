@@ -24,6 +24,9 @@ class topology {
   virtual void submit(request& r) = 0;
   /// The route (node) that serves `key`: requests of one route may share a script call.
   virtual std::uint32_t route_of(std::string_view key) const = 0;
+  /// The command the scripts publish their messages with: "publish", or "spublish" on a cluster using
+  /// sharded pub/sub (decided before the first request is routed).
+  virtual std::string_view publish_command() const { return "publish"; }
   /// The subscriber that serves `channel`, created on first use.
   virtual subscriber& subscriber_for(std::string_view channel) = 0;
   /// The subscriber that serves `channel` if it exists yet, else null.

@@ -106,6 +106,10 @@ reasons_and_redaction() {
   rc=0; db run --url "$URL" --watchdog 10ms cli-why -- true 2>"$WORK/why.err" || rc=$?
   [ "$rc" = 2 ] && grep -q 'watchdog must be at least 30ms' "$WORK/why.err" \
     || fail "--watchdog 10ms: exit $rc: $(cat "$WORK/why.err")" || return 1
+  rc=0; db run --url "$URL" --cluster-pubsub maybe cli-why -- true 2>"$WORK/why.err" || rc=$?
+  [ "$rc" = 2 ] && grep -q "cluster-pubsub: 'maybe' is not auto, sharded or classic" "$WORK/why.err" \
+    || fail "--cluster-pubsub maybe: exit $rc: $(cat "$WORK/why.err")" || return 1
+  db run --url "$URL" --cluster-pubsub classic cli-why -- true || fail "--cluster-pubsub classic: exit $?" || return 1
   local url why
   for url in "redis://:hunter2@127.0.0.1:99999|port '99999'" "redis://u:hunter2@[::1|closing ']'" \
              "http://u:hunter2@127.0.0.1|unknown scheme 'http'" "redis://u:hunter2@127.0.0.1/x|database 'x'" \

@@ -26,6 +26,7 @@ deadbolt::config make_config(const options& o) {
   cfg.tls.key_file = o.tls_key;
   cfg.tls.server_name = o.tls_server_name;
   cfg.tls.verify_peer = !o.tls_insecure;
+  cfg.cluster_pubsub = o.cluster_pubsub;
   return cfg;
 }
 

@@ -15,7 +15,7 @@ namespace {
 enum option_code : int {
   opt_url = 256, opt_connect_timeout, opt_password_file, opt_lease, opt_watchdog, opt_grace, opt_fenced,
   opt_fair, opt_read, opt_write, opt_semaphore_n, opt_semaphore, opt_latch, opt_permit, opt_json,
-  opt_tls_ca, opt_tls_cert, opt_tls_key, opt_tls_server_name, opt_tls_insecure,
+  opt_tls_ca, opt_tls_cert, opt_tls_key, opt_tls_server_name, opt_tls_insecure, opt_cluster_pubsub,
 };
 
 constexpr unsigned bit(subcommand s) { return 1u << static_cast<unsigned>(s); }
@@ -42,6 +42,7 @@ constexpr option_spec all_options[] = {
     {"tls-key", required_argument, opt_tls_key, everywhere},
     {"tls-server-name", required_argument, opt_tls_server_name, everywhere},
     {"tls-insecure", no_argument, opt_tls_insecure, everywhere},
+    {"cluster-pubsub", required_argument, opt_cluster_pubsub, everywhere},
     {"wait", required_argument, 'w', on_run},
     {"nonblock", no_argument, 'n', on_run},
     {"conflict-exit-code", required_argument, 'E', on_run},
@@ -163,6 +164,17 @@ bool apply(options& o, int code, const char* value, std::string& error) {
     case opt_tls_key: o.tls_key = value; return true;
     case opt_tls_server_name: o.tls_server_name = value; return true;
     case opt_tls_insecure: o.tls_insecure = true; return true;
+    case opt_cluster_pubsub: {
+      const std::string_view v = value;
+      if (v == "auto") o.cluster_pubsub = deadbolt::pubsub_mode::automatic;
+      else if (v == "sharded") o.cluster_pubsub = deadbolt::pubsub_mode::sharded;
+      else if (v == "classic") o.cluster_pubsub = deadbolt::pubsub_mode::classic;
+      else {
+        error = std::string("--cluster-pubsub: '") + value + "' is not auto, sharded or classic";
+        return false;
+      }
+      return true;
+    }
     case 'w': {
       if (o.nonblock) {
         error = "-n/--nonblock and -w/--wait exclude each other";

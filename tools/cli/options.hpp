@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "deadbolt/config.hpp"
+
 namespace deadbolt::cli {
 
 enum class subcommand { run, status, unlock, ping, help, version };
@@ -31,6 +33,7 @@ struct options {
   std::string tls_key;                              ///< --tls-key FILE
   std::string tls_server_name;                      ///< --tls-server-name NAME
   bool tls_insecure = false;                        ///< --tls-insecure: no certificate verification
+  deadbolt::pubsub_mode cluster_pubsub = deadbolt::pubsub_mode::automatic;  ///< --cluster-pubsub
   bool verbose = false;                             ///< -v, --verbose
 
   std::string name;                                 ///< the lock

@@ -50,6 +50,8 @@ constexpr std::string_view global_text = R"(options of every subcommand (before 
       --tls-key FILE       rediss://: the client certificate's private key
       --tls-server-name NAME  rediss://: the name the server's certificate must carry (default: the host)
       --tls-insecure       rediss://: accept any server certificate (no verification: tests only)
+      --cluster-pubsub auto|sharded|classic  redis+cluster://: how waiters hear unlocks; the same as
+                           the other clients of the lock (Redisson's shardedSubscriptionMode; default auto)
       --connect-timeout DURATION  give up connecting after this long (default 3s)
   -v, --verbose            timestamped progress on stderr (connect, wait, acquire, lease, release)
   -h, --help               help (deadbolt SUBCOMMAND --help: that subcommand's)

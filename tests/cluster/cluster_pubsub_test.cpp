@@ -1,0 +1,192 @@
+// Pub/sub on a real Redis 7 cluster, as Redisson does it (config::cluster_pubsub): sharded by default
+// (SSUBSCRIBE on the master of the channel's slot, SPUBLISH in the scripts), classic when asked. The
+// waits below are shorter than a waiter's re-check (5 s) and the holder's lease (30 s): only the
+// unlock message can end them in time.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/key_slot.hpp"
+#include "deadbolt/deadbolt.hpp"
+#include "support/lock_test.hpp"
+#include "support/redis_cluster.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::test::cluster_config;
+using deadbolt::test::redis_cluster;
+using deadbolt::test::redis_server;
+using deadbolt::test::unique_name;
+
+namespace cluster_pubsub_test {
+
+redis_server master_of(const redis_cluster& cluster, const std::string& key) {
+  for (const auto& m : cluster.masters()) {
+    if (m.cli("get '" + key + "'").find("MOVED") == std::string::npos) return m;
+  }
+  FAIL("no master owns " << key);
+  return cluster.nodes().front();
+}
+
+// The lock's channel, Redisson's name for it.
+std::string channel_of(const std::string& name) { return "redisson_lock__channel:{" + name + "}"; }
+
+// The subscriber count `node` reports for `channel`: PUBSUB SHARDNUMSUB or NUMSUB ("<channel>\n<n>").
+int subscribers(const redis_server& node, const char* verb, const std::string& channel) {
+  const std::string out = node.cli(std::string("pubsub ") + verb + " '" + channel + "'");
+  const auto newline = out.rfind('\n');
+  return newline == std::string::npos ? -1 : std::atoi(out.c_str() + newline + 1);
+}
+
+bool eventually(const std::function<bool()>& condition) {
+  for (int i = 0; i < 300; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return condition();
+}
+
+// A waiter on `client` for `name` (held elsewhere) that waits `wait` at most.
+std::future<bool> wait_for_lock(deadbolt::blocking_client& client, const std::string& name,
+                                std::chrono::milliseconds wait) {
+  return std::async(std::launch::async, [&client, name, wait] {
+    auto l = client.lock(name);
+    std::error_code ec;
+    const bool got = l.try_lock_for(wait, std::chrono::milliseconds(30000), ec);
+    if (got) l.unlock(ec);
+    return got;
+  });
+}
+
+}  // namespace cluster_pubsub_test
+
+using namespace cluster_pubsub_test;
+
+TEST_CASE("sharded pub/sub (automatic on Redis 7, or asked for): SSUBSCRIBE on the slot's master, SPUBLISH wakes") {
+  redis_cluster cluster;
+  for (const auto mode : {deadbolt::pubsub_mode::automatic, deadbolt::pubsub_mode::sharded}) {
+    CAPTURE(static_cast<int>(mode));
+    deadbolt::config cfg = cluster_config(cluster);
+    cfg.cluster_pubsub = mode;
+    deadbolt::blocking_client holder(cfg), other(cfg);
+    const std::string name = unique_name("ps-sharded");
+    auto held = holder.lock(name);
+    held.lock();
+    auto waiter = wait_for_lock(other, name, 3000ms);
+
+    const redis_server owner = master_of(cluster, name);
+    CHECK(eventually([&] { return subscribers(owner, "shardnumsub", channel_of(name)) == 1; }));
+    for (const auto& n : cluster.nodes()) CHECK(subscribers(n, "numsub", channel_of(name)) == 0);
+
+    held.unlock();  // SPUBLISH on the owner
+    REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
+    CHECK(waiter.get());
+  }
+}
+
+TEST_CASE("a peer that unlocks with a plain DEL and SPUBLISH (a Java client in sharded mode) wakes the waiter") {
+  redis_cluster cluster;
+  deadbolt::blocking_client other(cluster_config(cluster));
+  const std::string name = unique_name("ps-peer");
+  const redis_server owner = master_of(cluster, name);
+  REQUIRE(owner.cli("hset '" + name + "' peer-uuid:1 1") == "1");
+  REQUIRE(owner.cli("pexpire '" + name + "' 30000") == "1");
+  auto waiter = wait_for_lock(other, name, 3000ms);
+  REQUIRE(eventually([&] { return subscribers(owner, "shardnumsub", channel_of(name)) == 1; }));
+  REQUIRE(owner.cli("del '" + name + "'") == "1");
+  CHECK(owner.cli("spublish '" + channel_of(name) + "' 0") == "1");  // one subscriber: deadbolt
+  REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
+  CHECK(waiter.get());
+}
+
+TEST_CASE("classic pub/sub when asked for: SUBSCRIBE on a seed, PUBLISH wakes") {
+  redis_cluster cluster;
+  deadbolt::config cfg = cluster_config(cluster);
+  cfg.cluster_pubsub = deadbolt::pubsub_mode::classic;
+  deadbolt::blocking_client holder(cfg), other(cfg);
+  const std::string name = unique_name("ps-classic");
+  auto held = holder.lock(name);
+  held.lock();
+  auto waiter = wait_for_lock(other, name, 3000ms);
+  CHECK(eventually([&] {
+    int total = 0;
+    for (const auto& n : cluster.nodes()) total += subscribers(n, "numsub", channel_of(name));
+    return total == 1;
+  }));
+  CHECK(subscribers(master_of(cluster, name), "shardnumsub", channel_of(name)) == 0);
+  held.unlock();  // PUBLISH: reaches every node
+  REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
+  CHECK(waiter.get());
+}
+
+TEST_CASE("a slot moved while a waiter waits: the shard drops the subscription, it follows to the new master") {
+  redis_cluster cluster;
+  deadbolt::blocking_client holder(cluster_config(cluster)), other(cluster_config(cluster));
+  const std::string name = unique_name("ps-move");
+  auto held = holder.lock(name);
+  held.lock();
+  auto waiter = wait_for_lock(other, name, 4000ms);
+
+  const redis_server from = master_of(cluster, name);
+  REQUIRE(eventually([&] { return subscribers(from, "shardnumsub", channel_of(name)) == 1; }));
+  redis_server to = from;
+  for (const auto& m : cluster.masters()) {
+    if (m.port() != from.port()) to = m;
+  }
+  // Move the slot, held lock and all, as a resharding does.
+  const std::string slot = std::to_string(deadbolt::detail::key_slot(name));
+  const std::string from_id = from.cli("cluster myid"), to_id = to.cli("cluster myid");
+  REQUIRE(to.cli("cluster setslot " + slot + " importing " + from_id) == "OK");
+  REQUIRE(from.cli("cluster setslot " + slot + " migrating " + to_id) == "OK");
+  REQUIRE(from.cli("migrate 127.0.0.1 " + std::to_string(to.port()) + " '" + name + "' 0 5000") == "OK");
+  for (const auto& m : cluster.masters()) REQUIRE(m.cli("cluster setslot " + slot + " node " + to_id) == "OK");
+
+  CHECK(eventually([&] { return subscribers(to, "shardnumsub", channel_of(name)) == 1; }));
+  CHECK(subscribers(from, "shardnumsub", channel_of(name)) == 0);
+  held.unlock();  // MOVED to the new master, which SPUBLISHes
+  CHECK(to.cli("exists '" + name + "'") == "0");
+  REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
+  CHECK(waiter.get());
+}
+
+TEST_CASE("the channel table is one for all shards: a full one is a clear error") {
+  redis_cluster cluster;
+  deadbolt::config cfg = cluster_config(cluster);
+  deadbolt::blocking_client holder(cfg);
+  cfg.max_channels = 2;
+  deadbolt::blocking_client other(cfg);
+  // Three names on three different masters, all held.
+  std::vector<std::string> names;
+  std::vector<int> ports;
+  for (int i = 0; names.size() < 3 && i < 200; ++i) {
+    const std::string name = unique_name("ps-full");
+    const int port = master_of(cluster, name).port();
+    if (std::find(ports.begin(), ports.end(), port) != ports.end()) continue;
+    ports.push_back(port);
+    names.push_back(name);
+  }
+  REQUIRE(names.size() == 3);
+  std::vector<deadbolt::blocking_lock> held;
+  for (const auto& n : names) {
+    held.push_back(holder.lock(n));
+    held.back().lock();
+  }
+  auto first = wait_for_lock(other, names[0], 3000ms), second = wait_for_lock(other, names[1], 3000ms);
+  REQUIRE(eventually([&] {
+    return subscribers(master_of(cluster, names[0]), "shardnumsub", channel_of(names[0])) == 1 &&
+           subscribers(master_of(cluster, names[1]), "shardnumsub", channel_of(names[1])) == 1;
+  }));
+  auto third = other.lock(names[2]);
+  std::error_code ec;
+  CHECK_FALSE(third.try_lock_for(2000ms, 30000ms, ec));
+  CHECK(ec == deadbolt::errc::channel_table_full);
+  for (auto& h : held) h.unlock();
+  CHECK(first.get());
+  CHECK(second.get());
+}
