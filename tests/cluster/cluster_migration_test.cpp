@@ -36,7 +36,9 @@ using namespace cluster_migration_test;
 TEST_CASE("a migrating slot: ASK to the target for moved keys, TRYAGAIN while keys are split, then MOVED") {
   deadbolt::test::redis_cluster cluster;
   deadbolt::config cfg = deadbolt::test::cluster_config(cluster);
-  cfg.command_timeout = 3000ms;  // the unlock waits out TRYAGAIN for about 0.5 s
+  // The unlock waits out TRYAGAIN until the other thread ends the migration: 0.5 s, then five
+  // redis-cli runs, which took over 2.5 s under TSan on a loaded machine. The deadline is not the point.
+  cfg.command_timeout = 15000ms;
   deadbolt::blocking_client bc(cfg);
   const std::string tag = deadbolt::test::unique_name("mig");
   const std::string held_name = "{" + tag + "}held", new_name = "{" + tag + "}new";
@@ -80,7 +82,7 @@ TEST_CASE("a migrating slot: ASK to the target for moved keys, TRYAGAIN while ke
   });
   held.unlock(ec);
   CHECK_FALSE(ec);
-  REQUIRE(finish.wait_for(10s) == std::future_status::ready);
+  REQUIRE(finish.wait_for(20s) == std::future_status::ready);
   CHECK(finish.get() == "NOKEY setslot ok");
   CHECK(target->cli("exists " + held_name) == "0");
   fresh.unlock(ec);
