@@ -89,6 +89,13 @@ bool parse_database(std::string_view s, endpoint& out) {
 
 std::string endpoint::describe() const {
   if (kind == transport::unix_socket) return path;
+  if (is_sentinel()) {
+    std::string out = "master '" + sentinel_master + "' of sentinels ";
+    for (std::size_t i = 0; i < sentinels.size(); ++i) {
+      out += (i ? "," : "") + sentinels[i].host + ":" + std::to_string(sentinels[i].port);
+    }
+    return out;
+  }
   if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
   return host + ":" + std::to_string(port);
 }
@@ -122,8 +129,9 @@ std::error_code parse_url(std::string_view url, endpoint& out) {
     return {};
   }
   const bool cluster = scheme == "redis+cluster" || scheme == "rediss+cluster";
-  ep.tls = scheme == "rediss" || scheme == "rediss+cluster";
-  if (scheme != "redis" && scheme != "rediss" && !cluster) return errc::invalid_url;
+  const bool sentinel = scheme == "redis+sentinel" || scheme == "rediss+sentinel";
+  ep.tls = scheme == "rediss" || scheme == "rediss+cluster" || scheme == "rediss+sentinel";
+  if (scheme != "redis" && scheme != "rediss" && !cluster && !sentinel) return errc::invalid_url;
 
   if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
     if (!parse_credentials(rest.substr(0, at), ep)) return errc::invalid_url;
@@ -134,7 +142,31 @@ std::error_code parse_url(std::string_view url, endpoint& out) {
     db = rest.substr(slash + 1);
     rest = rest.substr(0, slash);
   }
+  if (sentinel) {
+    // /MASTER_NAME[/db]: the name is required.
+    const auto slash = db.find('/');
+    ep.sentinel_master = std::string(db.substr(0, slash));
+    db = slash == std::string_view::npos ? std::string_view() : db.substr(slash + 1);
+    if (ep.sentinel_master.empty() || ep.sentinel_master.find_first_of(" ?#@,") != std::string::npos) {
+      return errc::invalid_url;
+    }
+  }
   if (!parse_database(db, ep)) return errc::invalid_url;
+  if (sentinel) {
+    while (true) {
+      const auto comma = rest.find(',');
+      endpoint one;
+      one.port = 26379;  // Sentinel's port
+      if (!parse_host_port(rest.substr(0, comma), one)) return errc::invalid_url;
+      ep.sentinels.push_back({one.host, one.port});
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    ep.host = ep.sentinels.front().host;  // until a sentinel names the master
+    ep.port = ep.sentinels.front().port;
+    out = std::move(ep);
+    return {};
+  }
   if (!cluster) {
     if (!parse_host_port(rest, ep)) return errc::invalid_url;
     out = std::move(ep);
@@ -164,10 +196,14 @@ std::error_code config::validate(endpoint& ep) const {
     for (const auto& s : ep.cluster_seeds) {
       if (!not_numeric) asio::ip::make_address(s.host, not_numeric);
     }
+    for (const auto& s : ep.sentinels) {
+      if (!not_numeric) asio::ip::make_address(s.host, not_numeric);
+    }
     if (not_numeric) return errc::no_resolver;
   }
   if (ep.is_cluster() && !DEADBOLT_HAS_CLUSTER) return errc::not_built;
   if (ep.cluster_seeds.size() > max_cluster_nodes) return errc::invalid_config;
+  if (ep.sentinels.size() > 64) return errc::invalid_config;
 #if !DEADBOLT_HAS_TLS
   if (ep.tls) return errc::not_built;
 #endif

@@ -51,6 +51,10 @@ class category final : public std::error_category {
         return "the TLS handshake did not finish within connect_timeout: does the server speak TLS on that port?";
       case errc::closed_during_login:
         return "the server closed the connection before answering the login: a TLS port needs a rediss:// URL";
+      case errc::not_master:
+        return "Sentinel: the server named as the master is not a master (a failover under way?)";
+      case errc::unknown_master:
+        return "Sentinel: no sentinel knows the master name of the URL";
     }
     return "unknown deadbolt error";
   }

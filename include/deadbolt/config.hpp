@@ -24,7 +24,11 @@ class tls_context;
 ///   unix://[user[:password]@]/path/to/socket[?db=N]
 ///   redis+cluster://[user[:password]@]host[:port][,host[:port]...][/]   Redis Cluster: seed nodes
 ///                                                  (any of its nodes; the layout is asked of them)
-///   rediss://...  rediss+cluster://...              the same over TLS (config::tls, docs/tls.md)
+///   redis+sentinel://[user[:password]@]host[:port][,host[:port]...]/MASTER_NAME[/db]
+///                                                  a master watched by Sentinel: the sentinels (port
+///                                                  26379 by default) say which server is the master;
+///                                                  the credentials are the master's (config::sentinel_*)
+///   rediss://...  rediss+cluster://...  rediss+sentinel://...   the same over TLS (config::tls, docs/tls.md)
 /// User and password may be percent-encoded. A password without a user logs in as "default".
 struct endpoint {
   /// One node named in a cluster URL.
@@ -43,12 +47,16 @@ struct endpoint {
   int database = 0;
   /// redis+cluster:// : every seed node, in the URL's order (the first is also host and port).
   std::vector<seed> cluster_seeds;
+  /// redis+sentinel:// : the sentinels, in the URL's order, and the name they know the master by.
+  std::vector<seed> sentinels;
+  std::string sentinel_master;
   /// rediss:// or rediss+cluster:// : every connection speaks TLS.
   bool tls = false;
   /// Set by the client from config::tls, shared by its connections; not for users.
   std::shared_ptr<const detail::tls_context> tls_context;
 
   bool is_cluster() const noexcept { return !cluster_seeds.empty(); }
+  bool is_sentinel() const noexcept { return !sentinels.empty(); }
   /// "host:port" or the socket path, for messages.
   std::string describe() const;
 };
@@ -90,6 +98,10 @@ struct config {
   std::size_t max_held_locks = 1024; ///< locks held under the watchdog at once
   /// Redis Cluster: the nodes (masters, and the seeds) the client keeps connections to at most.
   std::size_t max_cluster_nodes = 16;
+  /// Sentinel: the user and password the sentinels want (Redisson's sentinelUsername and
+  /// sentinelPassword); empty: none. The URL's credentials are the master's.
+  std::string sentinel_user;
+  std::string sentinel_password;
   /// Redis Cluster: classic or sharded pub/sub; the default matches Redisson's default.
   pubsub_mode cluster_pubsub = pubsub_mode::automatic;
   /// Bounds on replies; the read buffer is sized from max_bulk_length.

@@ -40,6 +40,8 @@ enum class errc {
                         ///< the key does not match the certificate, or only one of the two is given
   tls_handshake_timed_out,  ///< the TLS handshake did not finish within connect_timeout (a plaintext port?)
   closed_during_login,  ///< the server closed the connection before answering the login (a TLS port? use rediss://)
+  not_master,           ///< Sentinel: the server the sentinels named is not a master (ROLE), or no longer is
+  unknown_master,       ///< Sentinel: no sentinel that answered knows the URL's master name
 };
 
 const std::error_category& deadbolt_category() noexcept;

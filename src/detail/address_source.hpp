@@ -30,6 +30,8 @@ class address_source {
   virtual void next(address_sink& sink) = 0;
   /// Forgets a pending next(): its sink is not called.
   virtual void cancel() noexcept = 0;
+  /// For good (the connection stops): also ends whatever the source keeps open to answer.
+  virtual void stop() noexcept { cancel(); }
 };
 
 /// A fixed list, taken in turn: each next() answers the entry after the previous one.

@@ -21,6 +21,7 @@ session_settings settings_for(const endpoint& ep, const config& cfg) {
   s.login.password = ep.password;
   s.login.client_name = cfg.client_name;
   s.login.database = ep.database;
+  s.login.require_master = ep.is_sentinel();  // the address came from the sentinels: confirm it
   s.handshake = ep.tls;
   return s;
 }
@@ -46,12 +47,20 @@ class connection::login_request final : public request {
     index_ = index;
     failed_ = false;
     error_text_.clear();
+    checks_role_ = owner->session_.plan().steps[index] == login_step::role;
+    first_element_ = true;
   }
   void encode(resp::encoder& e) override { owner_->session_.encode_login_step(index_, e); }
   void on_node(const resp::node& n) override {
     if (n.depth == 0 && resp::is_error(n.type)) {
       failed_ = true;
       error_text_.assign(n.value);
+    } else if (checks_role_ && n.depth == 1 && first_element_) {
+      first_element_ = false;  // ROLE: "master", "slave" or "sentinel" first
+      if (!is_master_role(n.value)) {
+        failed_ = true;
+        error_text_.assign(n.value);
+      }
     }
   }
   void on_done(std::error_code ec) override {
@@ -68,6 +77,8 @@ class connection::login_request final : public request {
   connection* owner_ = nullptr;
   std::size_t index_ = 0;
   bool failed_ = false;
+  bool checks_role_ = false;
+  bool first_element_ = true;
   std::string error_text_;
 };
 
@@ -110,7 +121,7 @@ void connection::stop() {
   ++timer_generation_;
   stream_.close();
   if (resolver_) resolver_->cancel();
-  addresses_->cancel();
+  addresses_->stop();
   session_timer_.cancel();
   deadline_timer_.cancel();
   pipeline_.fail_all(errc::shutting_down);

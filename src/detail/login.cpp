@@ -19,6 +19,7 @@ login_plan plan_login(const login_settings& s, bool resp2_only) {
     add(login_step::setname);
   }
   if (s.database != 0) add(login_step::select);
+  if (s.require_master) add(login_step::role);
   return plan;
 }
 
@@ -41,6 +42,7 @@ void encode_login_command(login_step step, const login_settings& s, resp::encode
       return;
     case login_step::setname: e.command("CLIENT", "SETNAME", s.client_name); return;
     case login_step::select: e.command("SELECT", s.database); return;
+    case login_step::role: e.command("ROLE"); return;
   }
 }
 
@@ -54,6 +56,8 @@ std::error_code classify_login_error(std::string_view text) {
   if (starts_with(text, "NOPERM")) return errc::permission_denied;
   return errc::server_error;
 }
+
+bool is_master_role(std::string_view role) { return role == "master"; }
 
 bool is_unknown_hello(std::string_view text) {
   return starts_with(text, "NOPROTO") || text.find("unknown command") != std::string_view::npos;

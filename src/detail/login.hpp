@@ -17,15 +17,17 @@ struct login_settings {
   std::string password;  ///< empty: no authentication
   std::string client_name;
   int database = 0;      ///< SELECTed when not 0
+  /// Sentinel named this server as the master: ROLE must say so (else errc::not_master).
+  bool require_master = false;
 };
 
-enum class login_step { hello, auth, setname, select };
+enum class login_step { hello, auth, setname, select, role };
 
-/// At most four steps: HELLO 3 (with AUTH and SETNAME in it), or for a server without HELLO (before
+/// At most five steps: HELLO 3 (with AUTH and SETNAME in it), or for a server without HELLO (before
 /// Redis 6, RESP2 only) AUTH when there is a password and CLIENT SETNAME; then SELECT for a database
-/// other than 0.
+/// other than 0; then ROLE when the server must be a master.
 struct login_plan {
-  std::array<login_step, 4> steps{};
+  std::array<login_step, 5> steps{};
   std::size_t size = 0;
 };
 login_plan plan_login(const login_settings& s, bool resp2_only);
@@ -36,6 +38,9 @@ void encode_login_command(login_step step, const login_settings& s, resp::encode
 /// What an error reply to HELLO or AUTH means: auth_failed (wrong or missing password),
 /// permission_denied (NOPERM) or server_error (anything else).
 std::error_code classify_login_error(std::string_view error_text);
+
+/// What ROLE's first element says a master answers.
+bool is_master_role(std::string_view role);
 
 /// The error reply of a server that has no HELLO (or refuses RESP3).
 bool is_unknown_hello(std::string_view error_text);

@@ -11,12 +11,13 @@ bool is_noscript(const resp::node& n) {
   return n.depth == 0 && resp::is_error(n.type) && n.value.substr(0, 8) == "NOSCRIPT";
 }
 
-// A cluster node's answer that the command did not run here: MOVED, ASK, TRYAGAIN, CLUSTERDOWN.
+// An answer that the command did not run here: a cluster's MOVED, ASK, TRYAGAIN, CLUSTERDOWN, or a
+// demoted master's READONLY.
 bool is_cluster_redirect(const resp::node& n) {
   if (n.depth != 0 || !resp::is_error(n.type)) return false;
   const std::string_view v = n.value;
   return v.substr(0, 6) == "MOVED " || v.substr(0, 4) == "ASK " || v.substr(0, 8) == "TRYAGAIN" ||
-         v.substr(0, 11) == "CLUSTERDOWN";
+         v.substr(0, 11) == "CLUSTERDOWN" || v.substr(0, 8) == "READONLY";
 }
 
 }  // namespace

@@ -200,6 +200,11 @@ void session_fsm::on_login_error(std::size_t index, std::string_view error_text)
     case login_step::select:
       fail(errc::invalid_config, errc::invalid_config);
       return;
+    case login_step::role:
+      // A replica, or a master that a failover is demoting: the address source (the sentinels) is
+      // asked again after the backoff.
+      fail(errc::not_master);
+      return;
     case login_step::setname:
       on_login_ok(index);  // a name is a courtesy
       return;

@@ -1,5 +1,8 @@
 #include "detail/single_node.hpp"
 
+#include "deadbolt/error.hpp"
+#include "sentinel/sentinel_addresses.hpp"
+
 #if DEADBOLT_HAS_CLUSTER
 #include "cluster/cluster_topology.hpp"
 #endif
@@ -10,9 +13,35 @@ single_node::single_node(asio::any_io_executor ex, const endpoint& ep, const con
     : executor_(std::move(ex)),
       ep_(ep),
       cfg_(cfg),
-      commands_(std::make_shared<connection>(executor_, ep_, cfg_, connection::role::command)) {}
+      commands_(std::make_shared<connection>(executor_, ep_, addresses(), cfg_, connection::role::command)) {
+  if (ep_.is_sentinel()) {
+    commands_->set_redirect_handler(this);
+    commands_->set_listener(this);
+  }
+}
 
-single_node::~single_node() { close(); }
+single_node::~single_node() {
+  *alive_ = false;
+  close();
+}
+
+std::unique_ptr<address_source> single_node::addresses() const {
+  if (ep_.is_sentinel()) return std::make_unique<sentinel_addresses>(executor_, ep_, cfg_);
+  return std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep_)});
+}
+
+void single_node::on_redirect(request& r, std::string_view) {
+  // READONLY (the only "not run here" a single server sends): resend on a connection to the master
+  // the sentinels name now. Posted: this runs inside the connection's reply routing.
+  asio::post(executor_, [this, &r, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.expired()) return r.on_done(errc::shutting_down);
+    if (!demoted_) {
+      demoted_ = true;
+      commands_->drop(errc::not_master);
+    }
+    commands_->submit(r);
+  });
+}
 
 void single_node::submit(request& r) {
   if (!started_) {
@@ -23,7 +52,7 @@ void single_node::submit(request& r) {
 }
 
 subscriber& single_node::subscriber_for(std::string_view) {
-  if (!subs_) subs_ = std::make_shared<subscriber>(executor_, ep_, cfg_);
+  if (!subs_) subs_ = std::make_shared<subscriber>(executor_, ep_, addresses(), cfg_);
   return *subs_;
 }
 

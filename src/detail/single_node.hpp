@@ -1,5 +1,8 @@
 // One standalone server: one command connection (opened with the first request) and one subscriber
-// connection (opened with the first wait). Every key is route 0.
+// connection (opened with the first wait). Every key is route 0. Behind Sentinel (redis+sentinel://)
+// both connections ask the sentinels where the master is before every connect, and confirm it with
+// ROLE; a command answered READONLY (the master was demoted by a failover) did not run: the command
+// connection reconnects to the new master and sends it again.
 #pragma once
 
 #include <memory>
@@ -10,7 +13,7 @@
 
 namespace deadbolt::detail {
 
-class single_node final : public topology {
+class single_node final : public topology, private redirect_handler, private connection_listener {
  public:
   single_node(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
   ~single_node() override;
@@ -24,12 +27,19 @@ class single_node final : public topology {
   void close() override;
 
  private:
+  std::unique_ptr<address_source> addresses() const;
+  void on_redirect(request& r, std::string_view error_text) override;
+  void on_connected() override { demoted_ = false; }
+  void on_disconnected(std::error_code) override {}
+
   asio::any_io_executor executor_;
   endpoint ep_;
   const config& cfg_;
   std::shared_ptr<connection> commands_;
   std::shared_ptr<subscriber> subs_;
   bool started_ = false;
+  bool demoted_ = false;  // a READONLY came: the connection is being moved to the new master
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace deadbolt::detail

@@ -61,6 +61,7 @@ int report_error(const options& o, std::error_code ec, const std::string& doing)
   const bool unreachable = ec == deadbolt::errc::not_connected || ec == deadbolt::errc::timed_out ||
                            ec == deadbolt::errc::auth_failed || ec.category() == deadbolt::tls_verify_category() ||
                            ec == deadbolt::errc::tls_handshake_timed_out || ec == deadbolt::errc::closed_during_login ||
+                           ec == deadbolt::errc::not_master || ec == deadbolt::errc::unknown_master ||
                            ec.category() == std::system_category() ||
                            ec.category() == std::generic_category() || ec.category() == asio::error::get_misc_category() ||
                            ec.category() == asio::error::get_netdb_category();

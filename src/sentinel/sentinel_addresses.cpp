@@ -1,0 +1,152 @@
+#include "sentinel/sentinel_addresses.hpp"
+
+#include <charconv>
+#include <utility>
+
+#include "deadbolt/error.hpp"
+
+namespace deadbolt::detail {
+
+// SENTINEL GET-MASTER-ADDR-BY-NAME <name>: [host, port], or nil for a name it does not know.
+class sentinel_addresses::query final : public request {
+ public:
+  query(sentinel_addresses& owner, std::string master) : owner_(owner), master_(std::move(master)) {}
+
+  void prepare() {
+    error_ = false;
+    unknown_ = false;
+    parts_ = 0;
+    found_ = server_address{};
+  }
+  void encode(resp::encoder& e) override { e.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_); }
+  void on_node(const resp::node& n) override {
+    if (n.depth == 0) {
+      error_ = resp::is_error(n.type);
+      unknown_ = n.type == resp::type::null;
+      return;
+    }
+    if (n.depth != 1) return;
+    if (parts_ == 0) {
+      found_.host.assign(n.value);
+    } else if (parts_ == 1) {
+      unsigned port = 0;
+      const auto [end, err] = std::from_chars(n.value.data(), n.value.data() + n.value.size(), port);
+      if (err != std::errc() || end != n.value.data() + n.value.size() || port == 0 || port > 65535) error_ = true;
+      found_.port = static_cast<std::uint16_t>(port);
+    }
+    ++parts_;
+  }
+  void on_done(std::error_code ec) override {
+    if (!ec && (error_ || (!unknown_ && (parts_ != 2 || found_.host.empty())))) ec = errc::protocol_error;
+    if (!ec && unknown_) ec = errc::unknown_master;
+    if (ec) return owner_.answered(ec, nullptr);
+    std::error_code not_numeric;
+    asio::ip::make_address(found_.host, not_numeric);
+    found_.numeric = !not_numeric;
+    owner_.answered({}, &found_);
+  }
+
+ private:
+  sentinel_addresses& owner_;
+  std::string master_;
+  bool error_ = false;
+  bool unknown_ = false;
+  std::size_t parts_ = 0;
+  server_address found_;
+};
+
+sentinel_addresses::sentinel_addresses(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
+    : executor_(std::move(ex)), sentinel_ep_(ep), cfg_(cfg), query_(std::make_unique<query>(*this, ep.sentinel_master)) {
+  // A sentinel is a plain server to talk to: no ROLE check, database 0, its own credentials.
+  sentinel_ep_.sentinels.clear();
+  sentinel_ep_.sentinel_master.clear();
+  sentinel_ep_.cluster_seeds.clear();
+  sentinel_ep_.database = 0;
+  sentinel_ep_.user = cfg.sentinel_user;
+  sentinel_ep_.password = cfg.sentinel_password;
+  // A sentinel that does not answer is skipped sooner than a command would be failed.
+  if (cfg_.connect_timeout < cfg_.command_timeout) cfg_.command_timeout = cfg_.connect_timeout;
+  for (const auto& s : ep.sentinels) {
+    endpoint one;
+    one.host = s.host;
+    one.port = s.port;
+    sentinels_.push_back(address_of(one));
+  }
+}
+
+sentinel_addresses::~sentinel_addresses() {
+  *alive_ = false;
+  stop();
+}
+
+void sentinel_addresses::stop() noexcept {
+  sink_ = nullptr;
+  in_flight_ = false;
+  stopped_ = true;
+  if (conn_) {
+    conn_->set_listener(nullptr);
+    conn_->stop();
+  }
+}
+
+void sentinel_addresses::next(address_sink& sink) {
+  if (stopped_) return;
+  sink_ = &sink;
+  asked_ = 0;
+  unknown_ = false;
+  last_error_ = {};
+  if (!in_flight_) ask();  // else the question in flight answers this round
+}
+
+void sentinel_addresses::ask() {
+  const server_address& sentinel = sentinels_[turn_ % sentinels_.size()];
+  if (!conn_ || conn_->where().host != sentinel.host || conn_->where().port != sentinel.port) {
+    if (conn_) {
+      conn_->set_listener(nullptr);
+      conn_->stop();
+    }
+    endpoint ep = sentinel_ep_;
+    ep.host = sentinel.host;
+    ep.port = sentinel.port;
+    conn_ = std::make_shared<connection>(executor_, ep, cfg_, connection::role::command);
+    conn_->set_listener(this);
+    conn_->start();
+  }
+  in_flight_ = true;
+  query_->prepare();
+  conn_->submit(*query_);
+}
+
+void sentinel_addresses::answered(std::error_code ec, const server_address* master) {
+  if (!in_flight_) return;  // a stopped connection failing the query: nobody waits for it
+  in_flight_ = false;
+  if (!ec) {
+    if (address_sink* sink = std::exchange(sink_, nullptr)) sink->on_address({}, *master);
+    return;
+  }
+  if (ec == errc::unknown_master) unknown_ = true;
+  last_error_ = ec;
+  ++turn_;  // this one could not say: the next sentinel
+  if (++asked_ < sentinels_.size() && sink_ != nullptr) {
+    // Not from inside the failing connection's own callbacks.
+    asio::post(executor_, [this, alive = std::weak_ptr<bool>(alive_)] {
+      if (!alive.expired() && sink_ != nullptr && !in_flight_) ask();
+    });
+    return;
+  }
+  // Nobody named the master in this round. The connection backs off and asks again.
+  const std::error_code why = unknown_ ? make_error_code(errc::unknown_master) : last_error_;
+  if (address_sink* sink = std::exchange(sink_, nullptr)) sink->on_address(why, server_address{});
+}
+
+void sentinel_addresses::on_connect_failed(std::error_code ec) {
+  // An unreachable sentinel: ask the next one now rather than at the question's deadline.
+  asio::post(executor_, [this, ec, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.expired() || !in_flight_) return;
+    request_queue unsent;
+    conn_->take_unsent(unsent);
+    if (unsent.pop_front() == query_.get()) answered(ec, nullptr);
+  });
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,57 @@
+// Where the master is, according to Sentinel: an address source (src/detail/address_source.hpp)
+// whose every answer comes from asking the sentinels in turn SENTINEL GET-MASTER-ADDR-BY-NAME. The
+// first sentinel that names the master is asked first next time; a sentinel that cannot be reached
+// or does not know the name is skipped. When none names it, the round fails with what they said
+// (errc::unknown_master if one answered that it does not know the name), and the connection tries
+// again after its backoff. The connection then confirms the answer with ROLE (login_step::role).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "deadbolt/config.hpp"
+#include "deadbolt/port/asio.hpp"
+#include "detail/address_source.hpp"
+#include "detail/connection.hpp"
+
+namespace deadbolt::detail {
+
+class sentinel_addresses final : public address_source, private connection_listener {
+ public:
+  /// Asks the sentinels of `ep` (a redis+sentinel:// endpoint) with config::sentinel_user/password.
+  sentinel_addresses(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
+  ~sentinel_addresses() override;
+
+  void next(address_sink& sink) override;
+  void cancel() noexcept override { sink_ = nullptr; }
+  void stop() noexcept override;
+
+ private:
+  class query;
+
+  void ask();
+  void answered(std::error_code ec, const server_address* master);
+  void on_connected() override {}
+  void on_disconnected(std::error_code) override {}
+  void on_connect_failed(std::error_code ec) override;
+
+  asio::any_io_executor executor_;
+  endpoint sentinel_ep_;  // the sentinels' credentials, TLS as the URL says
+  config cfg_;
+  std::vector<server_address> sentinels_;
+  std::size_t turn_ = 0;   // the sentinel asked next
+  std::size_t asked_ = 0;  // sentinels asked in this round
+  bool unknown_ = false;   // one of them answered that it does not know the name
+  std::error_code last_error_;
+  address_sink* sink_ = nullptr;
+  std::shared_ptr<connection> conn_;  // to the sentinel being asked
+  std::unique_ptr<query> query_;
+  bool in_flight_ = false;
+  bool stopped_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // posted handlers check it
+};
+
+}  // namespace deadbolt::detail
