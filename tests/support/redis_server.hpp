@@ -31,8 +31,10 @@ class redis_server {
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
   /// Runs redis-cli with `args` (shell words) and returns its output without the trailing newline.
-  std::string cli(const std::string& args) const {
-    const std::string command = "redis-cli -p " + std::to_string(port_) + " " + args + " 2>&1";
+  /// `timeout_seconds` > 0: gives up after that long, with what it had (a paused server never answers).
+  std::string cli(const std::string& args, int timeout_seconds = 0) const {
+    const std::string limit = timeout_seconds > 0 ? "timeout " + std::to_string(timeout_seconds) + " " : "";
+    const std::string command = limit + "redis-cli -p " + std::to_string(port_) + " " + args + " 2>&1";
     std::string out;
     if (FILE* p = popen(command.c_str(), "r")) {
       char buf[512];
@@ -67,8 +69,8 @@ class redis_server {
     std::string line, args;
     while (std::getline(in, line)) args += " '" + line + "'";
     REQUIRE(std::system(("redis-server" + args).c_str()) == 0);
-    for (int i = 0; i < 200 && cli("ping") != "PONG"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    REQUIRE(cli("ping") == "PONG");
+    for (int i = 0; i < 200 && !answers(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE_MESSAGE(answers(), "redis-server on port " << port_ << " did not come back");
   }
 
  private:
@@ -80,6 +82,12 @@ class redis_server {
     std::getline(in, stat);
     const auto paren = stat.rfind(')');
     return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+  }
+
+  // PONG, or NOAUTH from a server that requires a password (the sentinels with SENTINEL_AUTH_PASS).
+  bool answers() const {
+    const std::string reply = cli("ping");
+    return reply == "PONG" || reply.rfind("NOAUTH", 0) == 0;
   }
 
   void load(const std::string& dir) {
