@@ -608,3 +608,19 @@ TEST_CASE("an empty static list is a configuration error, not a crash") {
   CHECK(d.session.last_error() == errc::invalid_config);
   CHECK(d.connects.empty());
 }
+
+TEST_CASE("an address from Sentinel is confirmed with ROLE: a replica is a failed attempt (not_master), retried") {
+  detail::session_settings s = settings();
+  s.login.require_master = true;
+  fsm f(s, 1);
+  up_to_login(f);
+  CHECK(login_bytes(f) == cmd("HELLO", 3, "SETNAME", "deadbolt") + cmd("ROLE"));
+  f.on_login_ok(0);
+  f.on_login_error(1, "slave");  // what the connection reports when ROLE's first element is not "master"
+  const failure fail = take_failure(f);
+  CHECK(fail.disconnect.error == errc::not_master);
+  CHECK_FALSE(fail.disconnect.unsent_error);  // not permanent: the sentinels are asked again
+  CHECK(f.expired_unsent_error() == errc::not_master);
+  CHECK(detail::is_master_role("master"));
+  CHECK_FALSE(detail::is_master_role("slave"));
+}

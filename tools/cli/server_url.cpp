@@ -160,15 +160,19 @@ std::string why_invalid(std::string_view url) {
   if (p.scheme.empty() && url.find("://") == std::string_view::npos) {
     return "not a URL: expected redis://HOST[:PORT][/DB] or unix:///PATH";
   }
-  if (p.scheme == "rediss") return "rediss:// (TLS) is not supported";
-  if (p.scheme != "redis" && p.scheme != "unix" && p.scheme != "redis+cluster") {
-    return "unknown scheme " + quoted(p.scheme) + " (redis://, redis+cluster:// or unix://)";
+  // rediss+... is the same URL over TLS.
+  const std::string_view scheme = p.scheme.substr(0, 6) == "rediss" ? p.scheme.substr(1) : p.scheme;
+  if (scheme != "redis" && scheme != "unix" && scheme != "redis+cluster" && scheme != "redis+sentinel") {
+    return "unknown scheme " + quoted(p.scheme) + " (redis://, redis+cluster://, redis+sentinel:// or unix://)";
   }
   if (bad_percent_escape(p.user) || bad_percent_escape(p.password)) {
     return "a bad %-escape in the user or password (% must be followed by two hex digits)";
   }
-  if (p.scheme == "unix") return why_invalid_unix(p.rest);
-  if (p.scheme == "redis") return why_invalid_tcp(p.rest);
+  if (scheme == "unix") return why_invalid_unix(p.rest);
+  if (scheme == "redis") return why_invalid_tcp(p.rest);
+  if (scheme == "redis+sentinel") {
+    return "expected redis+sentinel://HOST[:PORT][,HOST[:PORT]...]/MASTER_NAME[/DB]";
+  }
   return why_invalid_cluster(p.rest);
 }
 

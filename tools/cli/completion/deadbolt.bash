@@ -20,7 +20,7 @@ _deadbolt() {
     --password-file|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --tls-server-name) return ;;
     --cluster-pubsub) COMPREPLY=($(compgen -W "auto sharded classic" -- "$cur")); return ;;
-    --url) COMPREPLY=($(compgen -W "redis:// rediss:// redis+cluster:// rediss+cluster:// unix://" -- "$cur")); return ;;
+    --url) COMPREPLY=($(compgen -W "redis:// rediss:// redis+cluster:// rediss+cluster:// redis+sentinel:// rediss+sentinel:// unix://" -- "$cur")); return ;;
     --connect-timeout|--wait|-w|--lease|--watchdog|--grace) COMPREPLY=($(compgen -W "500ms 1s 10s 30s 1m" -- "$cur")); return ;;
     --semaphore) [ "$sub" = run ] && return ;;  # run's takes a number; unlock's is a flag
     --conflict-exit-code|-E|--permit) return ;;

@@ -1,0 +1,126 @@
+// A master watched by Sentinel (tests/support/redis-sentinel-fixture: a master, 2 replicas, 3
+// sentinels) through redis+sentinel:// URLs: the sentinels name the master, ROLE confirms it, dead
+// sentinels are skipped, a name no sentinel knows is a clear error, and after a failover a command the
+// demoted master answers READONLY is sent again to the new master.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "support/lock_test.hpp"
+#include "support/redis_sentinel.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::errc;
+using deadbolt::test::redis_sentinel_group;
+using deadbolt::test::unique_name;
+
+namespace sentinel_test {
+
+deadbolt::config sentinel_config(const std::string& url) {
+  deadbolt::config cfg;
+  cfg.url = url;
+  cfg.connect_timeout = 1000ms;
+  cfg.command_timeout = 1000ms;
+  return cfg;
+}
+
+}  // namespace sentinel_test
+
+using namespace sentinel_test;
+
+TEST_CASE("a lock through redis+sentinel:// lands on the master the sentinels name") {
+  redis_sentinel_group group;
+  deadbolt::blocking_client bc(sentinel_config(group.url()));
+  REQUIRE_FALSE(bc.config_error());
+  const std::string name = unique_name("sent-lock");
+  auto lock = bc.lock(name);
+  std::error_code ec;
+  REQUIRE(lock.try_lock_for(2s, 30s, ec));
+  REQUIRE_FALSE(ec);
+  const auto master = group.master();
+  CHECK(master.cli("exists " + name) == "1");
+  for (const auto& node : group.data_nodes()) {
+    if (node.port() != master.port()) CHECK(node.cli("role").rfind("slave", 0) == 0);
+  }
+  lock.unlock(ec);
+  CHECK_FALSE(ec);
+  CHECK(master.cli("exists " + name) == "0");
+}
+
+TEST_CASE("an unreachable sentinel is skipped; when none can be reached, or none knows the name, the error says so") {
+  redis_sentinel_group group;
+  const std::string real = group.url().substr(std::string("redis+sentinel://").size());
+  SUBCASE("a closed port first: the next sentinel answers") {
+    deadbolt::blocking_client bc(sentinel_config("redis+sentinel://127.0.0.1:1," + real));
+    auto lock = bc.lock(unique_name("sent-skip"));
+    std::error_code ec;
+    CHECK(lock.try_lock_for(2s, 30s, ec));
+    CHECK_FALSE(ec);
+    lock.unlock(ec);
+  }
+  SUBCASE("no sentinel reachable") {
+    deadbolt::blocking_client bc(sentinel_config("redis+sentinel://127.0.0.1:1,127.0.0.1:2/mymaster"));
+    auto lock = bc.lock(unique_name("sent-down"));
+    std::error_code ec;
+    CHECK_FALSE(lock.try_lock_for(0ms, 30s, ec));
+    CHECK_MESSAGE((ec == asio::error::connection_refused || ec == errc::not_connected), ec.message());
+  }
+  SUBCASE("a master name no sentinel knows") {
+    const std::string url = group.url();
+    deadbolt::blocking_client bc(sentinel_config(url.substr(0, url.rfind('/')) + "/no-such-master"));
+    auto lock = bc.lock(unique_name("sent-unknown"));
+    std::error_code ec;
+    CHECK_FALSE(lock.try_lock_for(0ms, 30s, ec));
+    CHECK_MESSAGE(ec == errc::unknown_master, ec.message());
+  }
+}
+
+TEST_CASE("bad sentinel URLs are clear errors") {
+  deadbolt::endpoint ep;
+  CHECK(deadbolt::parse_url("redis+sentinel://127.0.0.1:26379/", ep) == errc::invalid_url);  // no master name
+  CHECK(deadbolt::parse_url("redis+sentinel://127.0.0.1:26379", ep) == errc::invalid_url);
+  CHECK(deadbolt::parse_url("redis+sentinel://127.0.0.1:26379,,127.0.0.1:26380/m", ep) == errc::invalid_url);
+  CHECK(deadbolt::parse_url("redis+sentinel://127.0.0.1:26379/m/x", ep) == errc::invalid_url);
+  REQUIRE_FALSE(deadbolt::parse_url("rediss+sentinel://u:p@127.0.0.1,127.0.0.1:26380/m/2", ep));
+  CHECK(ep.tls);
+  CHECK(ep.sentinel_master == "m");
+  CHECK(ep.database == 2);
+  CHECK(ep.user == "u");
+  REQUIRE(ep.sentinels.size() == 2);
+  CHECK(ep.sentinels[0].port == 26379);  // Sentinel's default port
+  CHECK(ep.sentinels[1].port == 26380);
+}
+
+TEST_CASE("after SENTINEL FAILOVER the demoted master answers READONLY: the command goes to the new master") {
+  redis_sentinel_group group;
+  deadbolt::blocking_client bc(sentinel_config(group.url()));
+  const std::string name = unique_name("sent-failover");
+  auto lock = bc.lock(name);
+  std::error_code ec;
+  REQUIRE(lock.try_lock_for(2s, 30s, ec));
+  lock.unlock(ec);
+  REQUIRE_FALSE(ec);
+
+  const auto old_master = group.master();
+  REQUIRE(group.sentinel_cli(group.sentinels().front(), "sentinel failover " + group.master_name()) == "OK");
+  REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
+  // Sentinel demotes the old master about 10 s later (its INFO period); until then it is a master too.
+  bool demoted = false;
+  for (int i = 0; i < 300 && !demoted; ++i) {
+    demoted = old_master.cli("role").rfind("slave", 0) == 0;
+    if (!demoted) std::this_thread::sleep_for(100ms);
+  }
+  REQUIRE(demoted);
+
+  // The client's connection still goes to the old master, which now answers READONLY.
+  REQUIRE(lock.try_lock_for(5s, 30s, ec));
+  CHECK_FALSE(ec);
+  const auto new_master = group.master();
+  CHECK(new_master.port() != old_master.port());
+  CHECK(new_master.cli("exists " + name) == "1");
+  lock.unlock(ec);
+  CHECK_FALSE(ec);
+}
