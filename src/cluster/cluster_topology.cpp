@@ -160,7 +160,8 @@ void cluster_topology::submit(request& r) {
   }
   r.asking = false;
   r.redirects = 0;
-  r.deadline_ns = 0;
+  r.redirect_looped = false;
+  r.give_up_ns = 0;
   route(r);
 }
 
@@ -205,16 +206,35 @@ void cluster_topology::send(node& n, request& r) {
   n.commands->submit(r);
 }
 
-void cluster_topology::park(request& r) {
-  if (r.deadline_ns == 0) {
-    r.deadline_ns = port::monotonic_ns() + std::chrono::nanoseconds(cfg_.command_timeout).count();
+void cluster_topology::start_waiting(request& r) {
+  if (r.give_up_ns == 0) {
+    r.give_up_ns = port::monotonic_ns() + std::chrono::nanoseconds(cfg_.command_timeout).count();
   }
-  // A loop is redirections without a pause; waiting (TRYAGAIN during a migration: ASK, then TRYAGAIN
-  // on the target, again and again) is bounded by the deadline instead.
+  // The redirections start again from the slot table: the bound is on redirections without a pause.
   r.redirects = 0;
+  r.asking = false;
+}
+
+void cluster_topology::park(request& r) {
+  start_waiting(r);
   parked_.push_back(r);
   refresh();
   arm_park_timer();
+}
+
+void cluster_topology::back_off(request& r) {
+  // Not resent when the layout answers: the layout names the same node, which would answer the same
+  // at once, again and again, until the migration or the failover ends.
+  start_waiting(r);
+  backing_off_.push_back(r);
+  refresh();
+  arm_park_timer();
+}
+
+void cluster_topology::route_parked() {
+  request_queue retry;
+  retry.splice_back(parked_);
+  while (request* r = retry.pop_front()) route(*r);
 }
 
 void cluster_topology::arm_park_timer() {
@@ -233,12 +253,16 @@ void cluster_topology::on_park_timer() {
   const std::int64_t now = port::monotonic_ns();
   request_queue retry;
   retry.splice_back(parked_);
+  retry.splice_back(backing_off_);
   while (request* r = retry.pop_front()) {
     const std::uint16_t index = owner_of(*r);
-    if (now >= r->deadline_ns) {
-      // Never routed: the layout never came, the slot's master is unreachable (and no replica has
-      // taken over yet), no node served the slot, or the cluster said "not now".
-      if (!layout_known_ && last_refresh_error_) {
+    if (now >= r->give_up_ns) {
+      // Never run: the layout never came, the slot's master is unreachable (and no replica has
+      // taken over yet), no node served the slot, the cluster said "not now", or the nodes kept
+      // sending the command to each other.
+      if (r->redirect_looped) {
+        r->on_done(errc::redirect_loop);
+      } else if (!layout_known_ && last_refresh_error_) {
         // No node could tell the layout: unreachable seeds are an outage (waits ride it out).
         const bool unreachable = last_refresh_error_.category() != deadbolt_category();
         r->on_done(unreachable ? make_error_code(errc::not_connected) : last_refresh_error_);
@@ -259,7 +283,7 @@ void cluster_topology::on_park_timer() {
     replace_due_ = false;
     refresh();  // its answer places the subscriptions again
   }
-  if (!parked_.empty()) {
+  if (anything_waits()) {
     refresh();
     arm_park_timer();
   }
@@ -292,9 +316,7 @@ void cluster_topology::pubsub_answered(std::error_code ec, bool sharded) {
   // Nothing is routed yet: the layout's answer comes next and routes what waits.
   if (subs_ && layout_known_) subs_->replace();
   if (!layout_known_) return;
-  request_queue retry;
-  retry.splice_back(parked_);
-  while (request* r = retry.pop_front()) route(*r);
+  route_parked();
 }
 
 void cluster_topology::layout_answered(std::error_code ec, const reply& answer, const node& from) {
@@ -316,7 +338,7 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
   if (ec) {
     last_refresh_error_ = ec;
     ++refresh_turn_;  // ask another node next time
-    if (!parked_.empty()) arm_park_timer();
+    if (anything_waits()) arm_park_timer();
     return;
   }
   slots_->clear();
@@ -340,19 +362,23 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
   last_refresh_error_ = {};
   refresh_turn_ = from.index;  // it answered: ask it again next time
   if (subs_) subs_->replace();
-  request_queue retry;
-  retry.splice_back(parked_);
-  while (request* r = retry.pop_front()) route(*r);
+  route_parked();
 }
 
 void cluster_topology::redirected(node& from, request& r, std::string_view error_text) {
   const auto where = parse_redirect(error_text, from.address.host);
   if (!where) {
     // TRYAGAIN (a multi-key command during a slot's migration) or CLUSTERDOWN: not run; try again soon.
-    park(r);
+    back_off(r);
     return;
   }
-  if (++r.redirects > max_redirects) return r.on_done(errc::redirect_loop);
+  if (++r.redirects > max_redirects) {
+    // Nodes that disagree about the slot: for a moment while it changes hands (one node updated,
+    // the other not yet), for good if the cluster is misconfigured. Wait, then follow them again.
+    r.redirect_looped = true;
+    back_off(r);
+    return;
+  }
   node* target = node_for(where->target);
   if (target == nullptr) return r.on_done(errc::node_table_full);
   if (where->what == redirect::kind::moved) {
@@ -371,6 +397,7 @@ void cluster_topology::redirected(node& from, request& r, std::string_view error
 void cluster_topology::fail_parked(std::error_code ec) {
   request_queue failing;
   failing.splice_back(parked_);
+  failing.splice_back(backing_off_);
   while (request* r = failing.pop_front()) r->on_done(ec);
 }
 
@@ -406,7 +433,7 @@ bool cluster_topology::subscription_refused(std::string_view error_text, const s
 }
 
 bool cluster_topology::settled() const {
-  if (!parked_.empty()) return false;
+  if (anything_waits()) return false;
   return std::all_of(nodes_.begin(), nodes_.end(), [](const std::unique_ptr<node>& n) {
     return !n->started || !n->commands->ready() || n->commands->idle();
   });

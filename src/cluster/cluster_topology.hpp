@@ -2,8 +2,9 @@
 // slot (CRC16 of the hash tag); the layout comes from CLUSTER SHARDS (CLUSTER SLOTS before Redis 7),
 // asked of the seeds and then of known nodes, and again after a MOVED or a lost node. Redirections
 // are followed here, never seen by the operations: MOVED updates the slot and resends (the command
-// did not run), ASK resends once with ASKING, TRYAGAIN and CLUSTERDOWN wait and retry until the
-// request's deadline (errc::cluster_down). One command connection per node, opened on first use; at
+// did not run), ASK resends once with ASKING; TRYAGAIN, CLUSTERDOWN and redirections that go round
+// in a loop wait a tick and retry, until config::command_timeout after the first wait
+// (errc::cluster_down, errc::redirect_loop). One command connection per node, opened on first use; at
 // most config::max_cluster_nodes nodes (errc::node_table_full). Pub/sub is sharded (SSUBSCRIBE on the
 // master of the channel's slot, SPUBLISH in the scripts) or classic (one subscriber on the seeds: a
 // classic message reaches every node), as config::cluster_pubsub says; `automatic` asks PUBSUB
@@ -56,7 +57,14 @@ class cluster_topology final : public topology, private channel_router {
   std::uint16_t owner_of(const request& r) const;
   void route(request& r);
   void send(node& n, request& r);
+  /// Waits for a route: the layout, the pub/sub mode, or a master for the slot.
   void park(request& r);
+  /// Waits for the next tick: the node said "not now" (TRYAGAIN, CLUSTERDOWN), or the redirections
+  /// went round in a loop (nodes that disagree for a moment while a slot changes hands).
+  void back_off(request& r);
+  void start_waiting(request& r);
+  void route_parked();
+  bool anything_waits() const { return !parked_.empty() || !backing_off_.empty(); }
   /// A node's connection dropped: park what it had not written, and read the layout again.
   void node_lost(node& n);
   void arm_park_timer();
@@ -90,7 +98,8 @@ class cluster_topology final : public topology, private channel_router {
   bool shards_supported_ = true;  // CLUSTER SHARDS (Redis 7+); CLUSTER SLOTS otherwise
   std::size_t refresh_turn_ = 0;  // which node the next refresh asks
   std::error_code last_refresh_error_;
-  request_queue parked_;  // waiting for a layout, a slot's owner, or the end of TRYAGAIN/CLUSTERDOWN
+  request_queue parked_;       // waiting for a layout, the pub/sub mode or a slot's master
+  request_queue backing_off_;  // told "not now", or redirected in a loop: resent on the next tick only
   asio::steady_timer park_timer_;
   bool park_timer_armed_ = false;
   std::shared_ptr<subscriber> subs_;

@@ -38,8 +38,12 @@ class request {
 
   /// Cluster: write ASKING right before the command (a redirection by ASK, for one resend).
   bool asking = false;
-  /// Cluster: how many times the command was redirected (the topology bounds it).
+  /// Cluster: how many times the command was redirected without a pause (the topology bounds it).
   std::uint8_t redirects = 0;
+  /// Cluster: the redirections went round in a loop at least once (the error if the wait runs out).
+  bool redirect_looped = false;
+  /// Cluster: when the topology stops waiting for the slot to be served (set when it first waits).
+  std::int64_t give_up_ns = 0;
 
   // Owned by the pipeline while queued.
   request* next_in_queue = nullptr;

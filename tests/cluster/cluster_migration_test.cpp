@@ -2,6 +2,8 @@
 // IMPORTING / MIGRATING, MIGRATE of the keys, SETSLOT NODE): while the slot migrates, commands for
 // keys already moved are answered ASK and go to the target with ASKING; a multi-key script whose keys
 // are split is answered TRYAGAIN and retried; a held lock is released and a new one taken across it.
+// While the slot's new owner is told to one node before the other, the two send commands to each
+// other (MOVED both ways): the client waits that out; nodes that disagree for good are redirect_loop.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -76,8 +78,13 @@ TEST_CASE("a migrating slot: ASK to the target for moved keys, TRYAGAIN while ke
     // The new lock's hash is on the target already (created there through ASK): nothing to move.
     const std::string moved =
         source.cli("migrate 127.0.0.1 " + std::to_string(target->port()) + " '' 0 5000 keys '" + new_name + "'");
-    bool all_ok = true;
-    for (const auto& m : cluster.masters()) all_ok = m.cli("cluster setslot " + slot + " node " + target_id) == "OK" && all_ok;
+    // The source first, the target later: meanwhile the source answers MOVED to the target, and the
+    // target, still importing, MOVED back to the source (commands without ASKING).
+    bool all_ok = source.cli("cluster setslot " + slot + " node " + target_id) == "OK";
+    std::this_thread::sleep_for(300ms);
+    for (const auto& m : cluster.masters()) {
+      if (m.port() != source.port()) all_ok = m.cli("cluster setslot " + slot + " node " + target_id) == "OK" && all_ok;
+    }
     return moved + (all_ok ? " setslot ok" : " setslot failed");
   });
   held.unlock(ec);
@@ -88,4 +95,44 @@ TEST_CASE("a migrating slot: ASK to the target for moved keys, TRYAGAIN while ke
   fresh.unlock(ec);
   CHECK_FALSE(ec);
   CHECK(target->cli("exists " + new_name) == "0");
+}
+
+TEST_CASE("nodes that keep sending a slot's commands to each other: errc::redirect_loop, then recovery") {
+  deadbolt::test::redis_cluster cluster;
+  deadbolt::config cfg = deadbolt::test::cluster_config(cluster);
+  cfg.command_timeout = 1000ms;
+  deadbolt::blocking_client bc(cfg);
+
+  // A slot with no keys: its owner gives it away only then.
+  std::string name, slot;
+  deadbolt::test::redis_server owner = cluster.nodes().front();
+  for (int tries = 0;; ++tries) {
+    REQUIRE(tries < 100);
+    name = "{" + deadbolt::test::unique_name("loop") + "}";
+    slot = std::to_string(deadbolt::detail::key_slot(name));
+    owner = serving(cluster, name);
+    if (owner.cli("cluster countkeysinslot " + slot) == "0") break;
+  }
+  std::vector<deadbolt::test::redis_server> others;
+  for (const auto& m : cluster.masters()) {
+    if (m.port() != owner.port()) others.push_back(m);
+  }
+  REQUIRE_FALSE(others.empty());
+  const deadbolt::test::redis_server peer = others.front();
+  const std::string owner_id = owner.cli("cluster myid"), peer_id = peer.cli("cluster myid");
+
+  // The owner says the peer has the slot, the peer says the owner has it: MOVED both ways, for good
+  // (neither claims the slot, so the cluster bus does not settle it).
+  REQUIRE(owner.cli("cluster setslot " + slot + " node " + peer_id) == "OK");
+  REQUIRE(peer.cli("cluster setslot " + slot + " node " + owner_id) == "OK");
+  auto lock = bc.lock(name);
+  std::error_code ec;
+  CHECK_FALSE(lock.try_lock(ec));
+  CHECK(ec == deadbolt::errc::redirect_loop);
+
+  REQUIRE(owner.cli("cluster setslot " + slot + " node " + owner_id) == "OK");
+  CHECK(lock.try_lock(ec));
+  CHECK_FALSE(ec);
+  lock.unlock(ec);
+  CHECK_FALSE(ec);
 }
