@@ -167,7 +167,8 @@ class flag_lock : public lock_base {
 
 /// A handle to one named reentrant lock. Cheap to copy; every copy talks to the same client. All
 /// operations take Asio completion tokens (callbacks, asio::use_future, asio::use_awaitable, ...) and
-/// acquisition supports per-operation cancellation of its wait.
+/// acquisition supports per-operation cancellation of its wait (a hold the cancelled attempt got
+/// anyway is released before the handler runs).
 ///
 /// Leases: an acquisition given a lease holds the lock for exactly that long unless unlocked. Without a
 /// lease (or with a zero lease) the lock uses config::watchdog_timeout and the client's watchdog

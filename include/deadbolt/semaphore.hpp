@@ -13,8 +13,9 @@ namespace deadbolt {
 class client;
 
 /// A handle to one named semaphore. Cheap to copy. Operations take Asio completion tokens; a waiting
-/// acquire supports per-operation cancellation (a permit taken meanwhile is given back). A missing
-/// key means 0 permits: set them with async_try_set_permits or async_add_permits first.
+/// acquire supports per-operation cancellation (a permit taken meanwhile is given back before the
+/// handler runs). A missing key means 0 permits: set them with async_try_set_permits or
+/// async_add_permits first.
 class semaphore : public detail::sync_base {
  public:
   /// Takes `permits`, waiting as long as it takes. Signature: void(std::error_code).

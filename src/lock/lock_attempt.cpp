@@ -162,13 +162,14 @@ class lock_attempt final : public wait_attempt {
 
   void conclude(const wait_action& end, std::error_code ec, wait_op_base& op) override {
     std::int64_t value = end.value;
+    bool give_back = false;
     if (end.unknown) core_.note_unknown(names_->name, owner_, proto_->field(), requested_lease_ms_, sent_ns_);
     if (end.acquired) {
       const std::uint32_t held =
           core_.record_acquired(names_->name, owner_, proto_->field(), requested_lease_ms_, sent_ns_, server_count_);
       if (held == hold_table::none || end.give_back) {
         // Untracked (table full) or unwanted: give it back (shutdown sends it before it closes).
-        release_quietly(core_, names_, owner_);
+        give_back = true;
         if (held == hold_table::none) ec = note_full_table();
         value = 0;
       }
@@ -176,8 +177,12 @@ class lock_attempt final : public wait_attempt {
     if (metrics_hook* m = core_.observe.metrics()) m->on_acquire(sample(value != 0, ec));
     completion* done = done_;
     done_ = nullptr;
-    names_.reset();
+    std::shared_ptr<const lock_names> names = std::move(names_);
+    op_context& core = core_;
+    const std::int64_t owner = owner_;
     op.recycle();
+    // A caller who cancelled hears it once the hold is given back: by then the lock is as it was.
+    if (give_back) return give_back_then(core, names, owner, *done, ec);
     done->complete(ec, value);
   }
 

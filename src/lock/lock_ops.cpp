@@ -52,6 +52,23 @@ class unlock_op final : public request, public operation {
 
   /// `done` may be null: an internal release nobody waits for.
   void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, completion* done) {
+    start(names, owner, done, false, {});
+  }
+
+  /// Gives back an acquisition nobody wants, then completes `then` with (report, 0), whatever the
+  /// release answered: the acquire it ends is over only once its trace on the server is gone.
+  void start_give_back(const std::shared_ptr<const lock_names>& names, std::int64_t owner, completion& then,
+                       std::error_code report) {
+    start(names, owner, &then, true, report);
+  }
+
+  void cancel() override {}  // an unlock runs to its end
+
+ private:
+  void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, completion* done, bool report_fixed,
+             std::error_code report) {
+    report_fixed_ = report_fixed;
+    fixed_report_ = report;
     names_ = names;
     route_key = names->name;
     proto_ = names->protocol;
@@ -68,9 +85,6 @@ class unlock_op final : public request, public operation {
     send();
   }
 
-  void cancel() override {}  // an unlock runs to its end
-
- private:
   void new_latch() {
     char id[32];
     next_request_id(id);
@@ -156,7 +170,9 @@ class unlock_op final : public request, public operation {
     ++generation;
     names_.reset();
     core_.pools().of<unlock_op>().give_back(this);
-    if (done != nullptr) done->complete(ec, value);
+    if (done == nullptr) return;
+    if (report_fixed_) return done->complete(fixed_report_, 0);
+    done->complete(ec, value);
   }
 
   op_context& core_;
@@ -173,11 +189,14 @@ class unlock_op final : public request, public operation {
   int surplus_releases_ = 0;  // holds released beyond the caller's last one
   std::error_code outcome_;   // what the caller hears once the surplus is released
   completion* done_ = nullptr;
+  bool report_fixed_ = false;    // a give-back: done_ hears fixed_report_, not the release's outcome
+  std::error_code fixed_report_;
   scalar_reply reply_;
 };
 
-void release_quietly(op_context& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner) {
-  core.pools().of<unlock_op>().take(core)->start(names, owner, nullptr);
+void give_back_then(op_context& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+                    completion& then, std::error_code report) {
+  core.pools().of<unlock_op>().take(core)->start_give_back(names, owner, then, report);
 }
 
 // ---- queries and force unlock ------------------------------------------------------------------------
@@ -277,6 +296,8 @@ class query_op final : public request, public operation {
   decimal lease_;
   bool ping_ = false;
   completion* done_ = nullptr;
+  bool report_fixed_ = false;    // a give-back: done_ hears fixed_report_, not the release's outcome
+  std::error_code fixed_report_;
   scalar_reply reply_;
 };
 

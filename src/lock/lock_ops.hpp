@@ -11,7 +11,9 @@ namespace deadbolt::detail {
 
 /// Completes `done` later with the configuration error, or shutting_down after shutdown(): true if it did.
 bool refuse_operation(op_context& core, completion& done);
-/// Releases one hold of `owner` that nobody wants (an acquisition given back); nobody waits for it.
-void release_quietly(op_context& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner);
+/// Releases one hold of `owner` that nobody wants (an acquisition given back: the acquire was
+/// cancelled, or the hold table is full), then completes `then` with (report, 0).
+void give_back_then(op_context& core, const std::shared_ptr<const lock_names>& names, std::int64_t owner,
+                    completion& then, std::error_code report);
 
 }  // namespace deadbolt::detail

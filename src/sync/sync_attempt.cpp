@@ -35,6 +35,8 @@ bool refuse(op_context& core, completion* done, basic_completion<std::optional<p
 
 void sync_attempt::start(const std::shared_ptr<const sync_names>& n, const sync_spec& spec, const sync_args& a,
                          completion* done, basic_completion<std::optional<permit_id>>* done_id) {
+  undo_ = false;
+  report_ = {};
   names = n;
   req.route_key = n->name;
   args = a;
@@ -50,6 +52,14 @@ void sync_attempt::start(const std::shared_ptr<const sync_names>& n, const sync_
   s.channel = n->channel;
   s.wake = spec.policy;
   op_.begin(*this, s);
+}
+
+void sync_attempt::start_undo(const std::shared_ptr<const sync_names>& n, const sync_spec& undo, const sync_args& a,
+                              completion* done, basic_completion<std::optional<permit_id>>* done_id,
+                              std::error_code report) {
+  start(n, undo, a, done, done_id);
+  undo_ = true;
+  report_ = report;
 }
 
 void sync_attempt::sending(const wait_step& s) {
@@ -68,16 +78,24 @@ wait_outcome sync_attempt::read(const wait_step&) {
 }
 
 void sync_attempt::conclude(const wait_action& end, std::error_code ec, wait_op_base& op) {
-  if (end.give_back && spec_->undo != nullptr) {
-    // Taken, but nobody wants it any more: give it back (shutdown sends it before it closes).
-    core.pools().of<wait_op<sync_attempt>>().take(core)->start(names, *spec_->undo, args, nullptr, nullptr);
-  }
   completion* done = done_;
   basic_completion<std::optional<permit_id>>* done_id = done_id_;
   const permit_id id = args.id;
-  const std::int64_t value = end.value;
+  std::int64_t value = end.value;
   done_ = nullptr;
   done_id_ = nullptr;
+  if (undo_) {
+    ec = report_;
+    value = 0;
+  } else if (end.give_back && spec_->undo != nullptr) {
+    // Taken, but nobody wants it any more: give it back (shutdown sends it before it closes). The
+    // caller hears of the cancel once it is given back: by then the object is as it was.
+    wait_op<sync_attempt>* undo = core.pools().of<wait_op<sync_attempt>>().take(core);
+    undo->attempt.start_undo(names, *spec_->undo, args, done, done_id, ec);
+    names.reset();
+    op.recycle();
+    return;
+  }
   names.reset();
   op.recycle();
   if (done != nullptr) done->complete(ec, value);

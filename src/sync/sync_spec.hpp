@@ -72,6 +72,10 @@ class sync_attempt final : public wait_attempt {
   /// Exactly one of done / done_id is non-null, or neither (an undo nobody waits for).
   void start(const std::shared_ptr<const sync_names>& names, const sync_spec& spec, const sync_args& args,
              completion* done, basic_completion<std::optional<permit_id>>* done_id);
+  /// Runs `undo` (gives back what a cancelled call took), then completes done / done_id with
+  /// `report` and nothing taken, whatever the undo answered.
+  void start_undo(const std::shared_ptr<const sync_names>& names, const sync_spec& undo, const sync_args& args,
+                  completion* done, basic_completion<std::optional<permit_id>>* done_id, std::error_code report);
 
   op_context& core;
   request& req;  ///< for begin_script()
@@ -92,6 +96,8 @@ class sync_attempt final : public wait_attempt {
   scalar_reply reply_;
   completion* done_ = nullptr;
   basic_completion<std::optional<permit_id>>* done_id_ = nullptr;
+  bool undo_ = false;           // the callers hear report_, not the undo's outcome
+  std::error_code report_;
 };
 
 }  // namespace deadbolt::detail

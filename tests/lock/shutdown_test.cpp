@@ -68,7 +68,7 @@ TEST_CASE("a give-back decided before shutdown is sent before the connection clo
     auto f = done.get_future();
     REQUIRE(f.wait_for(5s) == std::future_status::ready);
     CHECK(f.get() == asio::error::operation_aborted);
-    CHECK(eventually([&] { return redis.cli("exists " + name) == "0"; }, 2000ms));
+    CHECK(redis.cli("exists " + name) == "0");  // given back before the caller heard of the cancel
   }
   SUBCASE("a semaphore acquire cancelled in flight: the permit comes back") {
     deadbolt::client c(io.executor(), config_for(redis));
@@ -86,7 +86,7 @@ TEST_CASE("a give-back decided before shutdown is sent before the connection clo
     auto f = done.get_future();
     REQUIRE(f.wait_for(5s) == std::future_status::ready);
     CHECK(f.get() == asio::error::operation_aborted);
-    CHECK(eventually([&] { return redis.cli("get " + name) == "1"; }, 2000ms));
+    CHECK(redis.cli("get " + name) == "1");  // given back before the caller heard of the cancel
   }
   SUBCASE("an unlock queued when shutdown() is called") {
     deadbolt::client c(io.executor(), config_for(redis));
