@@ -101,6 +101,7 @@ cluster_topology::cluster_topology(asio::any_io_executor ex, const endpoint& ep,
     case pubsub_mode::sharded: pubsub_ = mode::sharded; break;
     case pubsub_mode::classic: pubsub_ = mode::classic; break;
   }
+  if (pubsub_ == mode::sharded) publish_ = "spublish";
   nodes_.reserve(cfg_.max_cluster_nodes);
   for (const auto& s : ep_.cluster_seeds) {
     seeds_.push_back(seed_address(s));
@@ -313,6 +314,7 @@ void cluster_topology::pubsub_answered(std::error_code ec, bool sharded) {
   if (closed_ || pubsub_ != mode::unknown) return;
   if (ec) return;  // not answered (the node was lost): asked again with the next layout
   pubsub_ = sharded ? mode::sharded : mode::classic;
+  publish_ = sharded ? "spublish" : "publish";
   // Nothing is routed yet: the layout's answer comes next and routes what waits.
   if (subs_ && layout_known_) subs_->replace();
   if (!layout_known_) return;
@@ -417,7 +419,7 @@ const server_address* cluster_topology::channel_master(std::string_view channel)
 }
 
 bool cluster_topology::subscription_refused(std::string_view error_text, const server_address& from) {
-  if (!is_redirection(error_text) || closed_) return false;
+  if (!is_cluster_redirection(error_text) || closed_) return false;
   const auto where = parse_redirect(error_text, from.host);
   if (where && where->what == redirect::kind::moved) {
     // The layout is behind: read it from the channel's new master, then replace() subscribes there.

@@ -33,9 +33,6 @@ class cluster_topology final : public topology, private channel_router {
   void submit(request& r) override;
   /// A slot: renewals are batched per slot (one script call may touch one slot only).
   std::uint32_t route_of(std::string_view key) const override { return key_slot(key); }
-  std::string_view publish_command() const override {
-    return pubsub_ == mode::sharded ? "spublish" : "publish";
-  }
   subscriber& subscriber_for(std::string_view channel) override;
   subscriber* existing_subscriber(std::string_view) const override { return subs_.get(); }
   bool settled() const override;

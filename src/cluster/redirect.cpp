@@ -34,11 +34,6 @@ std::optional<server_address> parse_host_port(std::string_view text) {
   return where;
 }
 
-bool is_redirection(std::string_view t) {
-  return t.substr(0, 6) == "MOVED " || t.substr(0, 4) == "ASK " || t.substr(0, 8) == "TRYAGAIN" ||
-         t.substr(0, 11) == "CLUSTERDOWN";
-}
-
 std::optional<redirect> parse_redirect(std::string_view error_text, std::string_view replying_host) {
   redirect r;
   if (error_text.substr(0, 6) == "MOVED ") {

@@ -22,9 +22,6 @@ struct redirect {
 };
 
 /// The redirection in an error reply's text, or nothing when it is not one (or is malformed).
-/// True for every answer that says "not run here": MOVED, ASK, TRYAGAIN, CLUSTERDOWN.
-bool is_redirection(std::string_view error_text);
-
 std::optional<redirect> parse_redirect(std::string_view error_text, std::string_view replying_host);
 
 /// A "host:port" endpoint as cluster replies write it; IPv6 addresses come bare ("::1:7000") or in

@@ -15,9 +15,7 @@ bool is_noscript(const resp::node& n) {
 // demoted master's READONLY.
 bool is_cluster_redirect(const resp::node& n) {
   if (n.depth != 0 || !resp::is_error(n.type)) return false;
-  const std::string_view v = n.value;
-  return v.substr(0, 6) == "MOVED " || v.substr(0, 4) == "ASK " || v.substr(0, 8) == "TRYAGAIN" ||
-         v.substr(0, 11) == "CLUSTERDOWN" || v.substr(0, 8) == "READONLY";
+  return is_cluster_redirection(n.value) || n.value.substr(0, 8) == "READONLY";
 }
 
 }  // namespace

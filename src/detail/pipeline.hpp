@@ -22,8 +22,15 @@ class push_handler {
   ~push_handler() = default;
 };
 
-/// Takes requests whose reply was a cluster redirection (MOVED, ASK) or a cluster's "not now"
-/// (TRYAGAIN, CLUSTERDOWN): the command did not run, and the request is no longer this pipeline's.
+/// A cluster's answer that the command did not run on this node: a redirection (MOVED, ASK) or
+/// "not now" (TRYAGAIN, CLUSTERDOWN).
+inline bool is_cluster_redirection(std::string_view t) {
+  return t.substr(0, 6) == "MOVED " || t.substr(0, 4) == "ASK " || t.substr(0, 8) == "TRYAGAIN" ||
+         t.substr(0, 11) == "CLUSTERDOWN";
+}
+
+/// Takes requests whose reply was a cluster redirection or "not now" (is_cluster_redirection), or a
+/// demoted master's READONLY: the command did not run, and the request is no longer this pipeline's.
 class redirect_handler {
  public:
   /// `error_text` lives until the call returns.

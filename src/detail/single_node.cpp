@@ -13,10 +13,12 @@ single_node::single_node(asio::any_io_executor ex, const endpoint& ep, const con
     : executor_(std::move(ex)),
       ep_(ep),
       cfg_(cfg),
+      last_switch_(ep.is_sentinel() ? std::make_shared<master_switch>() : nullptr),
       commands_(std::make_shared<connection>(executor_, ep_, addresses(), cfg_, connection::role::command)) {
   if (ep_.is_sentinel()) {
     commands_->set_redirect_handler(this);
     commands_->set_listener(this);
+    watch_ = std::make_unique<sentinel_watch>(executor_, ep_, cfg_, static_cast<sentinel_watch::listener&>(*this));
   }
 }
 
@@ -26,7 +28,7 @@ single_node::~single_node() {
 }
 
 std::unique_ptr<address_source> single_node::addresses() const {
-  if (ep_.is_sentinel()) return std::make_unique<sentinel_addresses>(executor_, ep_, cfg_);
+  if (ep_.is_sentinel()) return std::make_unique<sentinel_addresses>(executor_, ep_, cfg_, last_switch_);
   return std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep_)});
 }
 
@@ -43,16 +45,38 @@ void single_node::on_redirect(request& r, std::string_view) {
   });
 }
 
+void single_node::on_master_switched(const server_address& to) {
+  last_switch_->to = to;
+  ++last_switch_->count;
+  // Posted: this runs inside the sentinel connection's reply routing.
+  asio::post(executor_, [this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.expired()) return;
+    if (started_) {
+      demoted_ = true;
+      commands_->drop(errc::not_master);
+    }
+    if (subs_) subs_->drop_links(errc::not_master);
+  });
+}
+
+void single_node::start_watch() {
+  if (watch_) watch_->start();
+}
+
 void single_node::submit(request& r) {
   if (!started_) {
     started_ = true;
+    start_watch();
     commands_->start();
   }
   commands_->submit(r);
 }
 
 subscriber& single_node::subscriber_for(std::string_view) {
-  if (!subs_) subs_ = std::make_shared<subscriber>(executor_, ep_, addresses(), cfg_);
+  if (!subs_) {
+    start_watch();
+    subs_ = std::make_shared<subscriber>(executor_, ep_, addresses(), cfg_);
+  }
   return *subs_;
 }
 
@@ -63,6 +87,7 @@ void single_node::stop_subscribers() {
 }
 
 void single_node::close() {
+  if (watch_) watch_->stop();
   if (subs_) subs_->stop();
   commands_->stop();
 }

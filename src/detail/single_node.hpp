@@ -2,7 +2,9 @@
 // connection (opened with the first wait). Every key is route 0. Behind Sentinel (redis+sentinel://)
 // both connections ask the sentinels where the master is before every connect, and confirm it with
 // ROLE; a command answered READONLY (the master was demoted by a failover) did not run: the command
-// connection reconnects to the new master and sends it again.
+// connection reconnects to the new master and sends it again. A sentinel connection follows
+// +switch-master: a failover moves both connections at once (waiters resubscribe and look again;
+// what was in flight follows the usual rules: an unanswered acquire is verified, never re-run).
 #pragma once
 
 #include <memory>
@@ -10,10 +12,15 @@
 #include "detail/connection.hpp"
 #include "detail/subscriber.hpp"
 #include "detail/topology.hpp"
+#include "sentinel/sentinel_addresses.hpp"
+#include "sentinel/sentinel_watch.hpp"
 
 namespace deadbolt::detail {
 
-class single_node final : public topology, private redirect_handler, private connection_listener {
+class single_node final : public topology,
+                          private redirect_handler,
+                          private connection_listener,
+                          private sentinel_watch::listener {
  public:
   single_node(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
   ~single_node() override;
@@ -31,12 +38,16 @@ class single_node final : public topology, private redirect_handler, private con
   void on_redirect(request& r, std::string_view error_text) override;
   void on_connected() override { demoted_ = false; }
   void on_disconnected(std::error_code) override {}
+  void on_master_switched(const server_address& to) override;
+  void start_watch();
 
   asio::any_io_executor executor_;
   endpoint ep_;
   const config& cfg_;
+  std::shared_ptr<master_switch> last_switch_;  // Sentinel: the watch's last news, for the address sources
   std::shared_ptr<connection> commands_;
   std::shared_ptr<subscriber> subs_;
+  std::unique_ptr<sentinel_watch> watch_;  // behind Sentinel only
   bool started_ = false;
   bool demoted_ = false;  // a READONLY came: the connection is being moved to the new master
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -106,6 +106,13 @@ void subscriber::stop() {
   }
 }
 
+void subscriber::drop_links(std::error_code why) {
+  if (stopped_) return;
+  for (auto& l : links_) {
+    if (l && l->started) l->conn->drop(why);
+  }
+}
+
 std::uint32_t subscriber::find_channel(std::string_view name) const {
   for (std::uint32_t i = 0; i < channels_.size(); ++i) {
     if (channels_[i].state != channel_state::free && channels_[i].name == name) return i;

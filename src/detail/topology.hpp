@@ -25,8 +25,9 @@ class topology {
   /// The route (node) that serves `key`: requests of one route may share a script call.
   virtual std::uint32_t route_of(std::string_view key) const = 0;
   /// The command the scripts publish their messages with: "publish", or "spublish" on a cluster using
-  /// sharded pub/sub (decided before the first request is routed).
-  virtual std::string_view publish_command() const { return "publish"; }
+  /// sharded pub/sub (decided before the first request is routed). Read by every script call: not
+  /// virtual.
+  std::string_view publish_command() const { return publish_; }
   /// The subscriber that serves `channel`, created on first use.
   virtual subscriber& subscriber_for(std::string_view channel) = 0;
   /// The subscriber that serves `channel` if it exists yet, else null.
@@ -39,6 +40,9 @@ class topology {
   virtual void stop_subscribers() = 0;
   /// Closes every connection: what is still queued fails with errc::shutting_down.
   virtual void close() = 0;
+
+ protected:
+  std::string_view publish_ = "publish";
 };
 
 /// The topology that `cfg` describes (cfg is valid: config::validate() filled `ep`).

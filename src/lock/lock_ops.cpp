@@ -296,8 +296,6 @@ class query_op final : public request, public operation {
   decimal lease_;
   bool ping_ = false;
   completion* done_ = nullptr;
-  bool report_fixed_ = false;    // a give-back: done_ hears fixed_report_, not the release's outcome
-  std::error_code fixed_report_;
   scalar_reply reply_;
 };
 

@@ -55,23 +55,39 @@ class sentinel_addresses::query final : public request {
   server_address found_;
 };
 
-sentinel_addresses::sentinel_addresses(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
-    : executor_(std::move(ex)), sentinel_ep_(ep), cfg_(cfg), query_(std::make_unique<query>(*this, ep.sentinel_master)) {
-  // A sentinel is a plain server to talk to: no ROLE check, database 0, its own credentials.
-  sentinel_ep_.sentinels.clear();
-  sentinel_ep_.sentinel_master.clear();
-  sentinel_ep_.cluster_seeds.clear();
-  sentinel_ep_.database = 0;
-  sentinel_ep_.user = cfg.sentinel_user;
-  sentinel_ep_.password = cfg.sentinel_password;
-  // A sentinel that does not answer is skipped sooner than a command would be failed.
-  if (cfg_.connect_timeout < cfg_.command_timeout) cfg_.command_timeout = cfg_.connect_timeout;
+endpoint sentinel_endpoint(const endpoint& ep, const config& cfg) {
+  endpoint out = ep;
+  out.sentinels.clear();
+  out.sentinel_master.clear();
+  out.cluster_seeds.clear();
+  out.database = 0;
+  out.user = cfg.sentinel_user;
+  out.password = cfg.sentinel_password;
+  return out;
+}
+
+std::vector<server_address> sentinel_list(const endpoint& ep) {
+  std::vector<server_address> out;
   for (const auto& s : ep.sentinels) {
     endpoint one;
     one.host = s.host;
     one.port = s.port;
-    sentinels_.push_back(address_of(one));
+    out.push_back(address_of(one));
   }
+  return out;
+}
+
+sentinel_addresses::sentinel_addresses(asio::any_io_executor ex, const endpoint& ep, const config& cfg,
+                                       std::shared_ptr<const master_switch> last_switch)
+    : executor_(std::move(ex)),
+      sentinel_ep_(sentinel_endpoint(ep, cfg)),
+      cfg_(cfg),
+      sentinels_(sentinel_list(ep)),
+      query_(std::make_unique<query>(*this, ep.sentinel_master)),
+      last_switch_(std::move(last_switch)),
+      switches_seen_(last_switch_ ? last_switch_->count : 0) {
+  // A sentinel that does not answer is skipped sooner than a command would be failed.
+  if (cfg_.connect_timeout < cfg_.command_timeout) cfg_.command_timeout = cfg_.connect_timeout;
 }
 
 sentinel_addresses::~sentinel_addresses() {
@@ -91,6 +107,11 @@ void sentinel_addresses::stop() noexcept {
 
 void sentinel_addresses::next(address_sink& sink) {
   if (stopped_) return;
+  if (last_switch_ && last_switch_->count != switches_seen_) {
+    switches_seen_ = last_switch_->count;
+    sink.on_address({}, last_switch_->to);  // ROLE still confirms it
+    return;
+  }
   sink_ = &sink;
   asked_ = 0;
   unknown_ = false;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -19,10 +20,27 @@
 
 namespace deadbolt::detail {
 
+/// The last +switch-master a sentinel announced for the URL's master (src/sentinel/sentinel_watch.hpp),
+/// shared by the client's address sources: the first connect after a switch goes straight to the new
+/// master, not to a sentinel that may not have heard of the switch yet and name the old one (which
+/// answers ROLE as a master until Sentinel demotes it, seconds later).
+struct master_switch {
+  server_address to;
+  std::uint64_t count = 0;  // switches so far
+};
+
+/// How to talk to the sentinels of `ep` (a redis+sentinel:// endpoint): as plain servers (no ROLE
+/// check, database 0) with config::sentinel_user/password, TLS as the URL says.
+endpoint sentinel_endpoint(const endpoint& ep, const config& cfg);
+/// The sentinels the URL names, in its order.
+std::vector<server_address> sentinel_list(const endpoint& ep);
+
 class sentinel_addresses final : public address_source, private connection_listener {
  public:
-  /// Asks the sentinels of `ep` (a redis+sentinel:// endpoint) with config::sentinel_user/password.
-  sentinel_addresses(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
+  /// Asks the sentinels of `ep` (a redis+sentinel:// endpoint) with config::sentinel_user/password;
+  /// after a switch announced in `last_switch`, answers its new master once without asking.
+  sentinel_addresses(asio::any_io_executor ex, const endpoint& ep, const config& cfg,
+                     std::shared_ptr<const master_switch> last_switch = nullptr);
   ~sentinel_addresses() override;
 
   void next(address_sink& sink) override;
@@ -49,6 +67,8 @@ class sentinel_addresses final : public address_source, private connection_liste
   address_sink* sink_ = nullptr;
   std::shared_ptr<connection> conn_;  // to the sentinel being asked
   std::unique_ptr<query> query_;
+  std::shared_ptr<const master_switch> last_switch_;
+  std::uint64_t switches_seen_ = 0;
   bool in_flight_ = false;
   bool stopped_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // posted handlers check it

@@ -1,16 +1,22 @@
 // A master watched by Sentinel (tests/support/redis-sentinel-fixture: a master, 2 replicas, 3
 // sentinels) through redis+sentinel:// URLs: the sentinels name the master, ROLE confirms it, dead
 // sentinels are skipped, a name no sentinel knows is a clear error, and after a failover a command the
-// demoted master answers READONLY is sent again to the new master.
+// demoted master answers READONLY is sent again to the new master; the client follows +switch-master,
+// moving its connections (commands and waiters) before the old master is demoted.
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <future>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "deadbolt/deadbolt.hpp"
 #include "support/lock_test.hpp"
 #include "support/redis_sentinel.hpp"
+#include "support/sync.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
@@ -123,4 +129,80 @@ TEST_CASE("after SENTINEL FAILOVER the demoted master answers READONLY: the comm
   CHECK(new_master.cli("exists " + name) == "1");
   lock.unlock(ec);
   CHECK_FALSE(ec);
+}
+
+TEST_CASE("a failover moves the connections at once (+switch-master): new locks and a waiter go to the new master") {
+  redis_sentinel_group group;
+  std::mutex log_mutex;
+  std::vector<std::string> log_lines;
+  deadbolt::config cfg = sentinel_config(group.url());
+  cfg.log = [&](deadbolt::log_level, std::string_view line) {
+    std::lock_guard<std::mutex> hold(log_mutex);
+    log_lines.emplace_back(line);
+  };
+  auto logged = [&](const std::string& part) {
+    std::lock_guard<std::mutex> hold(log_mutex);
+    for (const auto& line : log_lines) {
+      if (line.find(part) != std::string::npos) return true;
+    }
+    return false;
+  };
+  deadbolt::blocking_client holder(cfg);
+  deadbolt::blocking_client waiter(cfg);
+  const std::string name = unique_name("sent-switch"), fresh_name = unique_name("sent-fresh");
+  auto held = holder.lock(name);
+  held.lock();
+  const auto old_master = group.master();
+  REQUIRE(old_master.cli("exists " + name) == "1");
+
+  // A waiter parks on the lock's channel, on the old master.
+  auto waited = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    std::error_code ec;
+    const bool got = lock.try_lock_for(20s, 30s, ec);
+    if (got) lock.unlock(ec);
+    return std::make_pair(got, ec);
+  });
+  REQUIRE(deadbolt::test::eventually(
+      [&] {
+        const std::string n = old_master.cli("pubsub numsub redisson_lock__channel:{" + name + "}");
+        return n.size() > 1 && n.back() == '1';
+      },
+      5000ms));
+
+  REQUIRE(group.sentinel_cli(group.sentinels().front(), "sentinel failover " + group.master_name()) == "OK");
+  REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
+  CHECK(deadbolt::test::eventually([&] { return logged("sentinel: master '" + group.master_name() + "' switched"); },
+                                   5000ms));
+  const auto new_master = group.master();
+  REQUIRE(new_master.port() != old_master.port());
+
+  // Sentinel demotes the old master some 10 s after the switch; until then it still takes writes. A
+  // new lock goes to the new master all the same.
+  auto fresh = holder.lock(fresh_name);
+  std::error_code ec;
+  REQUIRE(fresh.try_lock_for(5s, 30s, ec));
+  CHECK_FALSE(ec);
+  CHECK(new_master.cli("exists " + fresh_name) == "1");
+  CHECK(old_master.cli("exists " + fresh_name) == "0");
+  MESSAGE("the old master's role while the fresh lock was taken: " << old_master.cli("role").substr(0, 6));
+  fresh.unlock(ec);
+  CHECK_FALSE(ec);
+
+  // The unlock publishes on the new master, where the waiter is subscribed now.
+  held.unlock(ec);
+  CHECK_FALSE(ec);
+  REQUIRE(waited.wait_for(25s) == std::future_status::ready);
+  const auto [got, wait_ec] = waited.get();
+  CHECK(got);
+  CHECK_FALSE(wait_ec);
+  CHECK(new_master.cli("exists " + name) == "0");
+
+  // The group as the other cases expect it: one master, the rest replicas.
+  bool demoted = false;
+  for (int i = 0; i < 300 && !demoted; ++i) {
+    demoted = old_master.cli("role").rfind("slave", 0) == 0;
+    if (!demoted) std::this_thread::sleep_for(100ms);
+  }
+  CHECK(demoted);
 }

@@ -1,0 +1,100 @@
+#include "sentinel/sentinel_watch.hpp"
+
+#include <charconv>
+#include <cstdint>
+
+#include "sentinel/sentinel_addresses.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::string_view switch_channel = "+switch-master";
+
+}  // namespace
+
+// SUBSCRIBE +switch-master. On a subscriber connection a request is done once written; the
+// confirmation comes as a push.
+class sentinel_watch::subscribe_request final : public request {
+ public:
+  bool queued = false;  // still in the connection's queue (it keeps unsent requests across drops)
+
+  void encode(resp::encoder& e) override { e.command("SUBSCRIBE", switch_channel); }
+  void on_node(const resp::node&) override {}
+  void on_done(std::error_code) override { queued = false; }
+};
+
+sentinel_watch::sentinel_watch(asio::any_io_executor ex, const endpoint& ep, const config& cfg, listener& owner)
+    : master_(ep.sentinel_master),
+      owner_(owner),
+      observe_(cfg),
+      conn_(std::make_shared<connection>(std::move(ex), sentinel_endpoint(ep, cfg),
+                                         std::make_unique<static_addresses>(sentinel_list(ep)), cfg,
+                                         connection::role::subscriber)),
+      subscribe_(std::make_unique<subscribe_request>()) {
+  conn_->set_listener(this);
+  conn_->set_push_handler(this);
+}
+
+sentinel_watch::~sentinel_watch() { stop(); }
+
+void sentinel_watch::start() {
+  if (started_) return;
+  started_ = true;
+  conn_->start();
+}
+
+void sentinel_watch::stop() {
+  conn_->set_listener(nullptr);
+  conn_->set_push_handler(nullptr);
+  conn_->stop();
+}
+
+void sentinel_watch::on_connected() {
+  // Announcements missed while no sentinel was listened to are caught by the ROLE check and
+  // READONLY; from now on they come here.
+  if (subscribe_->queued) return;  // left unsent by the last connection: written on this one
+  subscribe_->queued = true;
+  conn_->submit(*subscribe_);
+}
+
+void sentinel_watch::on_push_node(const resp::node& n, bool) {
+  if (n.depth == 0) {
+    element_ = 0;
+    is_message_ = false;
+    on_switch_channel_ = false;
+    return;
+  }
+  if (n.depth != 1) return;
+  switch (element_++) {
+    case 0: is_message_ = n.value == "message"; break;
+    case 1: on_switch_channel_ = n.value == switch_channel; break;
+    case 2:
+      if (is_message_ && on_switch_channel_) announced(n.value);
+      break;
+    default: break;
+  }
+}
+
+void sentinel_watch::announced(std::string_view payload) {
+  // "<master name> <old ip> <old port> <new ip> <new port>"
+  std::string_view words[5];
+  std::size_t count = 0;
+  for (std::string_view rest = payload; !rest.empty() && count < 5; ++count) {
+    const std::size_t space = rest.find(' ');
+    words[count] = rest.substr(0, space);
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  }
+  if (count != 5 || words[0] != master_) return;
+  unsigned port = 0;
+  const auto [end, err] = std::from_chars(words[4].data(), words[4].data() + words[4].size(), port);
+  if (err != std::errc() || end != words[4].data() + words[4].size() || port == 0 || port > 65535) return;
+  server_address to;
+  to.host.assign(words[3]);
+  to.port = static_cast<std::uint16_t>(port);
+  to.numeric = is_ip_literal(to.host);
+  observe_.log(log_level::info, "sentinel: master '", master_, "' switched from ", words[1], ":", words[2], " to ",
+               words[3], ":", words[4], ": moving the connections");
+  owner_.on_master_switched(to);
+}
+
+}  // namespace deadbolt::detail

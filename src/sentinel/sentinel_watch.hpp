@@ -1,0 +1,59 @@
+// Sentinel's announcements of a failover: a subscriber connection to one sentinel at a time (the
+// next one in the URL's list whenever it cannot connect or drops), subscribed to +switch-master.
+// When the sentinels switch the URL's master to another server, `switched` runs: the owner moves its
+// connections there at once, rather than keep talking to a demoted master that may still accept
+// writes for seconds (it is told of its demotion only when it reconnects to the group).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "deadbolt/config.hpp"
+#include "deadbolt/port/asio.hpp"
+#include "detail/connection.hpp"
+#include "detail/observer.hpp"
+
+namespace deadbolt::detail {
+
+class sentinel_watch final : private connection_listener, private push_handler {
+ public:
+  /// The one thing a switch asks of the owner.
+  class listener {
+   public:
+    /// A sentinel named a new master for the URL's master name. Runs on the executor, inside the
+    /// sentinel connection's reply routing.
+    virtual void on_master_switched(const server_address& to) = 0;
+
+   protected:
+    ~listener() = default;
+  };
+
+  sentinel_watch(asio::any_io_executor ex, const endpoint& ep, const config& cfg, listener& owner);
+  ~sentinel_watch();
+
+  /// Connects and subscribes; keeps doing so until stop().
+  void start();
+  void stop();
+
+ private:
+  class subscribe_request;
+
+  void on_connected() override;
+  void on_disconnected(std::error_code) override {}
+  void on_push_node(const resp::node& n, bool end_of_reply) override;
+  void announced(std::string_view payload);
+
+  std::string master_;
+  listener& owner_;
+  observer observe_;
+  std::shared_ptr<connection> conn_;
+  std::unique_ptr<subscribe_request> subscribe_;
+  bool started_ = false;
+  // The push being read: [kind, channel, payload]; only a +switch-master message's payload is kept.
+  std::size_t element_ = 0;
+  bool is_message_ = false;
+  bool on_switch_channel_ = false;
+};
+
+}  // namespace deadbolt::detail
