@@ -142,6 +142,11 @@ void connection::drop(std::error_code why) {
   pump();
 }
 
+void connection::reconnect_now(std::error_code why) {
+  session_.on_moved(why);
+  pump();
+}
+
 void connection::pump() {
   if (pumping_) return;  // the loop below runs what this event queued
   pumping_ = true;

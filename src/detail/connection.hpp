@@ -63,6 +63,9 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   void take_unsent(request_queue& out) { pipeline_.take_unsent(out); }
   /// Drops the current connection as if the network failed (tests, and stuck-connection recovery).
   void drop(std::error_code why);
+  /// The server moved: drops the connection (or attempt) and connects again at once, asking the
+  /// address source anew, even if it was waiting out a backoff.
+  void reconnect_now(std::error_code why);
 
   void set_listener(connection_listener* l) noexcept { listener_ = l; }
   void set_push_handler(push_handler* h) noexcept { push_ = h; }

@@ -230,6 +230,17 @@ void session_fsm::on_failure(std::error_code ec) {
   }
 }
 
+void session_fsm::on_moved(std::error_code why) {
+  if (state_ == state::backing_off) {
+    backoff_.reset();
+    begin_attempt();
+  } else if (attempting() || state_ == state::ready) {
+    backoff_.reset();
+    retry_at_once_ = true;
+    fail(why);
+  }
+}
+
 void session_fsm::fail(std::error_code why, std::error_code unsent) {
   action a = make(action::kind::disconnect);
   a.was_ready = state_ == state::ready;

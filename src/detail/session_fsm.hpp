@@ -86,6 +86,9 @@ class session_fsm {
   /// The connection failed: the stream broke, the replies made no sense, or a sent request got no
   /// reply in time. Ignored when there is no connection to lose.
   void on_failure(std::error_code ec);
+  /// The server moved (Sentinel announced a new master): leave the current connection or attempt
+  /// with `why`, and try again at once, not after the backoff; a backoff in progress ends now.
+  void on_moved(std::error_code why);
 
   /// The next thing to do (kind::none when there is nothing until the next event).
   action next() noexcept;

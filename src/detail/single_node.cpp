@@ -53,9 +53,9 @@ void single_node::on_master_switched(const server_address& to) {
     if (alive.expired()) return;
     if (started_) {
       demoted_ = true;
-      commands_->drop(errc::not_master);
+      commands_->reconnect_now(errc::not_master);
     }
-    if (subs_) subs_->drop_links(errc::not_master);
+    if (subs_) subs_->reconnect_links(errc::not_master);
   });
 }
 

@@ -106,10 +106,10 @@ void subscriber::stop() {
   }
 }
 
-void subscriber::drop_links(std::error_code why) {
+void subscriber::reconnect_links(std::error_code why) {
   if (stopped_) return;
   for (auto& l : links_) {
-    if (l && l->started) l->conn->drop(why);
+    if (l && l->started) l->conn->reconnect_now(why);
   }
 }
 

@@ -100,9 +100,9 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   /// wake-up): a new one should queue behind them instead of barging in.
   bool has_contenders(std::string_view channel) const;
 
-  /// Drops every open connection as if the network failed: each reconnects (asking its address
-  /// source again) and resubscribes, and the waiters look again (a Sentinel failover).
-  void drop_links(std::error_code why);
+  /// The server moved (a Sentinel failover): every started connection reconnects at once (asking its
+  /// address source again, even during a backoff) and resubscribes, and the waiters look again.
+  void reconnect_links(std::error_code why);
   void stop();
   std::size_t waiting() const noexcept { return waiters_in_use_; }
   std::size_t channels() const noexcept { return channels_in_use_; }

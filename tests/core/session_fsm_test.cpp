@@ -624,3 +624,47 @@ TEST_CASE("an address from Sentinel is confirmed with ROLE: a replica is a faile
   CHECK(detail::is_master_role("master"));
   CHECK_FALSE(detail::is_master_role("slave"));
 }
+
+TEST_CASE("a server that moved (Sentinel's +switch-master): connect again at once, even during a backoff") {
+  SUBCASE("a ready connection is left with the reason, and the next attempt starts without a backoff") {
+    fsm f(settings(), 3);
+    up_to_login(f);
+    f.on_login_ok(0);
+    REQUIRE(next_actions(f) == "cancel_timer, ready");
+    f.on_moved(errc::not_master);
+    const failure moved = take_failure(f);
+    CHECK(moved.disconnect.error == errc::not_master);
+    CHECK(moved.disconnect.was_ready);
+    CHECK(moved.backoff_ms == 0);
+  }
+  SUBCASE("a backoff in progress ends now: the address is asked again") {
+    fsm f(settings(), 3);
+    f.start();
+    for (int attempt = 0; attempt < 4; ++attempt) {  // a long backoff, as after a dead master
+      drain(f);
+      f.on_address({}, numeric("127.0.0.1", 6379));
+      drain(f);
+      f.on_connected(refused);
+      REQUIRE(take_failure(f).backoff_ms > 0);
+      if (attempt < 3) f.on_timer();
+    }
+    f.on_moved(errc::not_master);
+    CHECK(next_actions(f) == "arm_timer 5000, get_address");
+    CHECK(f.current() == fsm::state::finding_address);
+  }
+  SUBCASE("an attempt under way is abandoned for a fresh one") {
+    fsm f(settings(), 3);
+    f.start();
+    drain(f);
+    f.on_address({}, numeric("127.0.0.1", 6379));
+    REQUIRE(next_actions(f) == "connect 127.0.0.1:6379");
+    f.on_moved(errc::not_master);
+    CHECK(take_failure(f).backoff_ms == 0);
+  }
+  SUBCASE("nothing to leave: idle and stopped stay as they are") {
+    fsm f(settings(), 3);
+    f.on_moved(errc::not_master);
+    CHECK(next_actions(f).empty());
+    CHECK(f.current() == fsm::state::idle);
+  }
+}

@@ -49,7 +49,7 @@ TEST_CASE("a lock through redis+sentinel:// lands on the master the sentinels na
   const auto master = group.master();
   CHECK(master.cli("exists " + name) == "1");
   for (const auto& node : group.data_nodes()) {
-    if (node.port() != master.port()) CHECK(node.cli("role").rfind("slave", 0) == 0);
+    if (node.port() != master.port()) CHECK_MESSAGE(node.cli("role").rfind("slave", 0) == 0, node.cli("role"));
   }
   lock.unlock(ec);
   CHECK_FALSE(ec);
@@ -205,4 +205,56 @@ TEST_CASE("a failover moves the connections at once (+switch-master): new locks 
     if (!demoted) std::this_thread::sleep_for(100ms);
   }
   CHECK(demoted);
+}
+
+TEST_CASE("SIGKILL of the master while a lock is held and a waiter waits: both carry on on the promoted replica") {
+  redis_sentinel_group group;
+  deadbolt::blocking_client holder(sentinel_config(group.url()));
+  deadbolt::blocking_client waiter(sentinel_config(group.url()));
+  const std::string name = unique_name("sent-kill");
+  auto held = holder.lock(name);
+  held.lock();  // the watchdog renews it
+  const auto old_master = group.master();
+  for (const auto& node : group.data_nodes()) {  // the promoted replica has the hold
+    if (node.port() != old_master.port()) {
+      REQUIRE(deadbolt::test::eventually([&] { return node.cli("exists " + name) == "1"; }, 5000ms));
+    }
+  }
+  auto waited = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    std::error_code ec;
+    const bool got = lock.try_lock_for(20s, 30s, ec);
+    if (got) lock.unlock(ec);
+    return std::make_pair(got, ec);
+  });
+  REQUIRE(deadbolt::test::eventually(
+      [&] {
+        const std::string n = old_master.cli("pubsub numsub redisson_lock__channel:{" + name + "}");
+        return n.size() > 1 && n.back() == '1';
+      },
+      5000ms));
+
+  old_master.stop();  // SIGKILL
+  REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
+  const auto new_master = group.master();
+  CHECK(new_master.cli("exists " + name) == "1");
+  CHECK_FALSE(held.lease_lost());
+  std::error_code ec;
+  held.unlock(ec);  // on the new master: its message wakes the waiter, resubscribed there
+  CHECK_FALSE(ec);
+  REQUIRE(waited.wait_for(25s) == std::future_status::ready);
+  const auto [got, wait_ec] = waited.get();
+  CHECK(got);
+  CHECK_FALSE(wait_ec);
+  CHECK(new_master.cli("exists " + name) == "0");
+
+  // Back as it was for the other cases: the old master returns, Sentinel makes it a replica, and it
+  // catches up with the new master.
+  old_master.start();
+  bool synced = false;
+  for (int i = 0; i < 300 && !synced; ++i) {
+    synced = old_master.cli("info replication").find("master_link_status:up") != std::string::npos;
+    if (!synced) std::this_thread::sleep_for(100ms);
+  }
+  CHECK(synced);
 }
