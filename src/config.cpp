@@ -202,6 +202,7 @@ std::error_code config::validate(endpoint& ep) const {
     if (not_numeric) return errc::no_resolver;
   }
   if (ep.is_cluster() && !DEADBOLT_HAS_CLUSTER) return errc::not_built;
+  if (ep.is_sentinel() && !DEADBOLT_HAS_SENTINEL) return errc::not_built;
   if (ep.cluster_seeds.size() > max_cluster_nodes) return errc::invalid_config;
   if (ep.sentinels.size() > 64) return errc::invalid_config;
 #if !DEADBOLT_HAS_TLS

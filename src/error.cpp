@@ -43,7 +43,7 @@ class category final : public std::error_category {
         return "Redis Cluster: the object's keys fall in different hash slots: its name has braces that do not form "
                "a hash tag (a '}' without a '{' before it, or '{}')";
       case errc::not_built:
-        return "this build leaves out what the URL asks for (built with DEADBOLT_CLUSTER=OFF or DEADBOLT_TLS=OFF)";
+        return "this build leaves out what the URL asks for (built with DEADBOLT_CLUSTER=OFF, DEADBOLT_SENTINEL=OFF or DEADBOLT_TLS=OFF)";
       case errc::tls_config_invalid:
         return "invalid TLS configuration: a CA, certificate or key file is missing, unreadable or not PEM, or the "
                "key does not match the certificate";

@@ -34,7 +34,7 @@ enum class errc {
   node_table_full,      ///< Redis Cluster: config::max_cluster_nodes nodes are already known
   cluster_down,         ///< Redis Cluster: no node served the key's slot (CLUSTERDOWN, TRYAGAIN, no layout) in time
   redirect_loop,        ///< Redis Cluster: the nodes kept redirecting the command to each other, past command_timeout
-  not_built,            ///< the URL needs a part this build leaves out (DEADBOLT_CLUSTER=OFF, DEADBOLT_TLS=OFF)
+  not_built,            ///< the URL needs a part this build leaves out (DEADBOLT_CLUSTER/SENTINEL/TLS=OFF)
   cross_slot,           ///< Redis Cluster: the object's keys fall in different slots (braces that are no hash tag)
   tls_config_invalid,   ///< config::tls: a CA, certificate or key file is missing, unreadable or not PEM,
                         ///< the key does not match the certificate, or only one of the two is given

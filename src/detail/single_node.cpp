@@ -1,24 +1,38 @@
 #include "detail/single_node.hpp"
 
 #include "deadbolt/error.hpp"
-#include "sentinel/sentinel_addresses.hpp"
 
 #if DEADBOLT_HAS_CLUSTER
 #include "cluster/cluster_topology.hpp"
 #endif
+#if DEADBOLT_HAS_SENTINEL
+#include "sentinel/sentinel_finder.hpp"
+#endif
 
 namespace deadbolt::detail {
+namespace {
+
+std::unique_ptr<master_finder> sentinels_of(const asio::any_io_executor& ex, const endpoint& ep, const config& cfg,
+                                            master_finder::listener& owner) {
+#if DEADBOLT_HAS_SENTINEL
+  if (ep.is_sentinel()) return std::make_unique<sentinel_finder>(ex, ep, cfg, owner);
+#else
+  (void)ex, (void)ep, (void)cfg, (void)owner;  // config::validate() refused sentinel URLs
+#endif
+  return nullptr;
+}
+
+}  // namespace
 
 single_node::single_node(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
     : executor_(std::move(ex)),
       ep_(ep),
       cfg_(cfg),
-      last_switch_(ep.is_sentinel() ? std::make_shared<master_switch>() : nullptr),
+      sentinels_(sentinels_of(executor_, ep_, cfg_, static_cast<master_finder::listener&>(*this))),
       commands_(std::make_shared<connection>(executor_, ep_, addresses(), cfg_, connection::role::command)) {
-  if (ep_.is_sentinel()) {
+  if (sentinels_) {
     commands_->set_redirect_handler(this);
     commands_->set_listener(this);
-    watch_ = std::make_unique<sentinel_watch>(executor_, ep_, cfg_, static_cast<sentinel_watch::listener&>(*this));
   }
 }
 
@@ -28,7 +42,7 @@ single_node::~single_node() {
 }
 
 std::unique_ptr<address_source> single_node::addresses() const {
-  if (ep_.is_sentinel()) return std::make_unique<sentinel_addresses>(executor_, ep_, cfg_, last_switch_);
+  if (sentinels_) return sentinels_->addresses();
   return std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep_)});
 }
 
@@ -45,9 +59,7 @@ void single_node::on_redirect(request& r, std::string_view) {
   });
 }
 
-void single_node::on_master_switched(const server_address& to) {
-  last_switch_->to = to;
-  ++last_switch_->count;
+void single_node::on_master_switched() {
   // Posted: this runs inside the sentinel connection's reply routing.
   asio::post(executor_, [this, alive = std::weak_ptr<bool>(alive_)] {
     if (alive.expired()) return;
@@ -60,7 +72,7 @@ void single_node::on_master_switched(const server_address& to) {
 }
 
 void single_node::start_watch() {
-  if (watch_) watch_->start();
+  if (sentinels_) sentinels_->watch();
 }
 
 void single_node::submit(request& r) {
@@ -87,7 +99,7 @@ void single_node::stop_subscribers() {
 }
 
 void single_node::close() {
-  if (watch_) watch_->stop();
+  if (sentinels_) sentinels_->stop();
   if (subs_) subs_->stop();
   commands_->stop();
 }

@@ -10,17 +10,16 @@
 #include <memory>
 
 #include "detail/connection.hpp"
+#include "detail/master_finder.hpp"
 #include "detail/subscriber.hpp"
 #include "detail/topology.hpp"
-#include "sentinel/sentinel_addresses.hpp"
-#include "sentinel/sentinel_watch.hpp"
 
 namespace deadbolt::detail {
 
 class single_node final : public topology,
                           private redirect_handler,
                           private connection_listener,
-                          private sentinel_watch::listener {
+                          private master_finder::listener {
  public:
   single_node(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
   ~single_node() override;
@@ -38,16 +37,15 @@ class single_node final : public topology,
   void on_redirect(request& r, std::string_view error_text) override;
   void on_connected() override { demoted_ = false; }
   void on_disconnected(std::error_code) override {}
-  void on_master_switched(const server_address& to) override;
+  void on_master_switched() override;
   void start_watch();
 
   asio::any_io_executor executor_;
   endpoint ep_;
   const config& cfg_;
-  std::shared_ptr<master_switch> last_switch_;  // Sentinel: the watch's last news, for the address sources
+  std::unique_ptr<master_finder> sentinels_;  // behind Sentinel only
   std::shared_ptr<connection> commands_;
   std::shared_ptr<subscriber> subs_;
-  std::unique_ptr<sentinel_watch> watch_;  // behind Sentinel only
   bool started_ = false;
   bool demoted_ = false;  // a READONLY came: the connection is being moved to the new master
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -275,6 +275,16 @@ TEST_CASE("config::validate") {
     CHECK(cfg.validate(ep) == errc::not_built);
 #endif
   }
+  SUBCASE("a sentinel URL needs a build with Sentinel support") {
+    deadbolt::config cfg;
+    cfg.url = "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster";
+    endpoint ep;
+#if DEADBOLT_TEST_SENTINEL
+    CHECK_FALSE(cfg.validate(ep));
+#else
+    CHECK(cfg.validate(ep) == errc::not_built);
+#endif
+  }
   SUBCASE("a TLS URL needs a build with TLS support; a CA file that is missing is tls_config_invalid") {
     deadbolt::config cfg;
     cfg.url = "rediss://127.0.0.1:6380";
