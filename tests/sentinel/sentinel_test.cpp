@@ -33,6 +33,38 @@ deadbolt::config sentinel_config(const std::string& url) {
   return cfg;
 }
 
+/// Polls `redis-cli args` on `node` every 100 ms until its answer contains `part`; false after `limit`.
+bool answers_with(const deadbolt::test::redis_server& node, const std::string& args, const std::string& part,
+                  std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (node.cli(args).find(part) != std::string::npos) return true;
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+/// A server that was master is a replica now (Sentinel demoted it), within 30 s.
+bool demoted(const deadbolt::test::redis_server& node) { return answers_with(node, "role", "slave", 30s); }
+
+/// On another thread: waits up to 20 s for `name`, and unlocks it if it got it.
+std::future<std::pair<bool, std::error_code>> wait_then_unlock(deadbolt::blocking_client& client,
+                                                               const std::string& name) {
+  return std::async(std::launch::async, [&client, name] {
+    auto lock = client.lock(name);
+    std::error_code ec;
+    const bool got = lock.try_lock_for(20s, 30s, ec);
+    if (got) lock.unlock(ec);
+    return std::make_pair(got, ec);
+  });
+}
+
+/// One client is subscribed on `master` to the channel of lock `name` (a waiter has parked), within 5 s.
+bool waiter_parked(const deadbolt::test::redis_server& master, const std::string& name) {
+  // redis-cli answers the channel, then its count on the next line.
+  return answers_with(master, "pubsub numsub redisson_lock__channel:{" + name + "}", "\n1", 5s);
+}
+
 }  // namespace sentinel_test
 
 using namespace sentinel_test;
@@ -114,12 +146,7 @@ TEST_CASE("after SENTINEL FAILOVER the demoted master answers READONLY: the comm
   REQUIRE(group.sentinel_cli(group.sentinels().front(), "sentinel failover " + group.master_name()) == "OK");
   REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
   // Sentinel demotes the old master about 10 s later (its INFO period); until then it is a master too.
-  bool demoted = false;
-  for (int i = 0; i < 300 && !demoted; ++i) {
-    demoted = old_master.cli("role").rfind("slave", 0) == 0;
-    if (!demoted) std::this_thread::sleep_for(100ms);
-  }
-  REQUIRE(demoted);
+  REQUIRE(demoted(old_master));
 
   // The client's connection still goes to the old master, which now answers READONLY.
   REQUIRE(lock.try_lock_for(5s, 30s, ec));
@@ -156,19 +183,8 @@ TEST_CASE("a failover moves the connections at once (+switch-master): new locks 
   REQUIRE(old_master.cli("exists " + name) == "1");
 
   // A waiter parks on the lock's channel, on the old master.
-  auto waited = std::async(std::launch::async, [&] {
-    auto lock = waiter.lock(name);
-    std::error_code ec;
-    const bool got = lock.try_lock_for(20s, 30s, ec);
-    if (got) lock.unlock(ec);
-    return std::make_pair(got, ec);
-  });
-  REQUIRE(deadbolt::test::eventually(
-      [&] {
-        const std::string n = old_master.cli("pubsub numsub redisson_lock__channel:{" + name + "}");
-        return n.size() > 1 && n.back() == '1';
-      },
-      5000ms));
+  auto waited = wait_then_unlock(waiter, name);
+  REQUIRE(waiter_parked(old_master, name));
 
   REQUIRE(group.sentinel_cli(group.sentinels().front(), "sentinel failover " + group.master_name()) == "OK");
   REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
@@ -199,12 +215,7 @@ TEST_CASE("a failover moves the connections at once (+switch-master): new locks 
   CHECK(new_master.cli("exists " + name) == "0");
 
   // The group as the other cases expect it: one master, the rest replicas.
-  bool demoted = false;
-  for (int i = 0; i < 300 && !demoted; ++i) {
-    demoted = old_master.cli("role").rfind("slave", 0) == 0;
-    if (!demoted) std::this_thread::sleep_for(100ms);
-  }
-  CHECK(demoted);
+  CHECK(demoted(old_master));
 }
 
 TEST_CASE("SIGKILL of the master while a lock is held and a waiter waits: both carry on on the promoted replica") {
@@ -220,19 +231,8 @@ TEST_CASE("SIGKILL of the master while a lock is held and a waiter waits: both c
       REQUIRE(deadbolt::test::eventually([&] { return node.cli("exists " + name) == "1"; }, 5000ms));
     }
   }
-  auto waited = std::async(std::launch::async, [&] {
-    auto lock = waiter.lock(name);
-    std::error_code ec;
-    const bool got = lock.try_lock_for(20s, 30s, ec);
-    if (got) lock.unlock(ec);
-    return std::make_pair(got, ec);
-  });
-  REQUIRE(deadbolt::test::eventually(
-      [&] {
-        const std::string n = old_master.cli("pubsub numsub redisson_lock__channel:{" + name + "}");
-        return n.size() > 1 && n.back() == '1';
-      },
-      5000ms));
+  auto waited = wait_then_unlock(waiter, name);
+  REQUIRE(waiter_parked(old_master, name));
 
   old_master.stop();  // SIGKILL
   REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
@@ -251,10 +251,5 @@ TEST_CASE("SIGKILL of the master while a lock is held and a waiter waits: both c
   // Back as it was for the other cases: the old master returns, Sentinel makes it a replica, and it
   // catches up with the new master.
   old_master.start();
-  bool synced = false;
-  for (int i = 0; i < 300 && !synced; ++i) {
-    synced = old_master.cli("info replication").find("master_link_status:up") != std::string::npos;
-    if (!synced) std::this_thread::sleep_for(100ms);
-  }
-  CHECK(synced);
+  CHECK(answers_with(old_master, "info replication", "master_link_status:up", 30s));
 }
