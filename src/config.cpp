@@ -213,6 +213,8 @@ std::error_code config::validate(endpoint& ep) const {
                   watchdog_timeout >= milliseconds(30) && fair_wait_timeout > milliseconds(0) && reconnect_min > milliseconds(0) &&
                   reconnect_max >= reconnect_min && max_channels > 0 && max_waiters > 0 &&
                   max_held_locks > 0 && max_cluster_nodes > 0 && max_cluster_nodes < 0xFFFF &&
+                  replica_sync_timeout > milliseconds(0) && replica_sync_retries >= 0 &&
+                  replica_sync_retries <= 100 && replica_sync_retry_delay >= milliseconds(0) &&
                   reply_limits.max_bulk_length >= 512 &&
                   reply_limits.max_depth >= 2 && reply_limits.max_elements >= 16 &&
                   client_name.find_first_of(" \r\n") == std::string::npos;

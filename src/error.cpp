@@ -55,6 +55,8 @@ class category final : public std::error_category {
         return "Sentinel: the server named as the master is not a master (a failover under way?)";
       case errc::unknown_master:
         return "Sentinel: no sentinel knows the master name of the URL";
+      case errc::replicas_not_synced:
+        return "no replica acknowledged the write in time (config::replica_sync), on every try";
     }
     return "unknown deadbolt error";
   }

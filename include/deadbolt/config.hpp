@@ -74,6 +74,15 @@ enum class pubsub_mode : std::uint8_t {
   classic,    ///< SUBSCRIBE / PUBLISH: a message reaches every node of the cluster
 };
 
+/// Replica sync (Redisson's checkLockSyncedSlaves; docs/replication.md): after a script that takes,
+/// releases or renews a hold, the client waits (WAIT 1 <timeout>, on the same connection) until a
+/// replica has the write, so that a failover does not silently drop a fresh lock.
+enum class replica_sync_mode : std::uint8_t {
+  automatic,  ///< when the master has replicas (ROLE lists one): Redisson's default
+  on,         ///< always: a master without replicas leaves every acquire unsynced (it fails)
+  off,        ///< never: one round trip less, and no protection against a failover's loss
+};
+
 struct config {
   /// The server; see endpoint.
   std::string url = "redis://127.0.0.1:6379";
@@ -102,6 +111,15 @@ struct config {
   /// sentinelPassword); empty: none. The URL's credentials are the master's.
   std::string sentinel_user;
   std::string sentinel_password;
+  /// Replica sync: when to WAIT, and how long (Redisson's slavesSyncTimeout). An acquire that no
+  /// replica acknowledged is released and tried again up to replica_sync_retries times, after a pause
+  /// that starts at replica_sync_retry_delay and grows to twice that, with jitter (Redisson's
+  /// retryAttempts and retryDelay); then it fails with errc::replicas_not_synced. An unlock is sent
+  /// again as often (its latch makes that safe); a renewal is logged.
+  replica_sync_mode replica_sync = replica_sync_mode::automatic;
+  std::chrono::milliseconds replica_sync_timeout{1000};
+  int replica_sync_retries = 4;
+  std::chrono::milliseconds replica_sync_retry_delay{1000};
   /// Redis Cluster: classic or sharded pub/sub; the default matches Redisson's default.
   pubsub_mode cluster_pubsub = pubsub_mode::automatic;
   /// Bounds on replies; the read buffer is sized from max_bulk_length.

@@ -42,6 +42,7 @@ enum class errc {
   closed_during_login,  ///< the server closed the connection before answering the login (a TLS port? use rediss://)
   not_master,           ///< Sentinel: the server the sentinels named is not a master (ROLE), or no longer is
   unknown_master,       ///< Sentinel: no sentinel that answered knows the URL's master name
+  replicas_not_synced,  ///< replica sync: no replica acknowledged the hold, on every try (config::replica_sync)
 };
 
 const std::error_category& deadbolt_category() noexcept;

@@ -79,7 +79,14 @@ client_core::client_core(const asio::any_io_executor& ex, const config& c)
       holds(config_error ? 1 : c.max_held_locks),
       drain_timer(ex),
       dog(*this) {
-  settings_ = {id, "publish", watchdog_ms(), latch_ttl_ms(), cfg.fair_wait_timeout.count()};
+  settings_ = {id,
+               "publish",
+               watchdog_ms(),
+               latch_ttl_ms(),
+               cfg.fair_wait_timeout.count(),
+               cfg.replica_sync != replica_sync_mode::off,
+               cfg.replica_sync_retries,
+               cfg.replica_sync_retry_delay.count()};
   if (config_error) {
     observe.log(log_level::error, "config refused: ", config_error);
     return;
@@ -90,8 +97,11 @@ client_core::client_core(const asio::any_io_executor& ex, const config& c)
 client_core::~client_core() = default;  // the topology closes its connections
 
 std::int64_t client_core::latch_ttl_ms() const {
-  // Long enough for every retry of one unlock (Redisson: (timeout + retry delay) * attempts).
-  return cfg.command_timeout.count() * 4 + 1000;
+  // Long enough for every retry of one unlock (Redisson: (timeout + retry delay) * attempts), each
+  // one's WAIT included.
+  const std::int64_t sync_ms = cfg.replica_sync == replica_sync_mode::off ? 0 : cfg.replica_sync_timeout.count();
+  const std::int64_t sends = std::max<std::int64_t>(4, cfg.replica_sync_retries + 2);
+  return (cfg.command_timeout.count() + sync_ms) * sends + 1000;
 }
 
 void client_core::submit(request& r) {

@@ -12,7 +12,7 @@
 namespace deadbolt::detail {
 namespace {
 
-session_settings settings_for(const endpoint& ep, const config& cfg) {
+session_settings settings_for(const endpoint& ep, const config& cfg, connection::role r) {
   session_settings s;
   s.connect_timeout_ms = cfg.connect_timeout.count();
   s.reconnect_min_ms = cfg.reconnect_min.count();
@@ -22,12 +22,22 @@ session_settings settings_for(const endpoint& ep, const config& cfg) {
   s.login.client_name = cfg.client_name;
   s.login.database = ep.database;
   s.login.require_master = ep.is_sentinel();  // the address came from the sentinels: confirm it
+  s.login.count_replicas = r == connection::role::command && cfg.replica_sync != replica_sync_mode::off;
   s.handshake = ep.tls;
   return s;
 }
 
 connection_role public_role(connection::role r) {
   return r == connection::role::command ? connection_role::command : connection_role::subscriber;
+}
+
+sync_policy policy_of(replica_sync_mode m) {
+  switch (m) {
+    case replica_sync_mode::automatic: return sync_policy::automatic;
+    case replica_sync_mode::on: return sync_policy::required;
+    case replica_sync_mode::off: break;
+  }
+  return sync_policy::off;
 }
 
 std::uint64_t jitter_seed() {
@@ -47,24 +57,35 @@ class connection::login_request final : public request {
     index_ = index;
     failed_ = false;
     error_text_.clear();
-    checks_role_ = owner->session_.plan().steps[index] == login_step::role;
-    first_element_ = true;
+    is_role_ = owner->session_.plan().steps[index] == login_step::role;
+    role_.reset();
   }
   void encode(resp::encoder& e) override { owner_->session_.encode_login_step(index_, e); }
   void on_node(const resp::node& n) override {
+    if (is_role_) role_.take(n);
     if (n.depth == 0 && resp::is_error(n.type)) {
       failed_ = true;
       error_text_.assign(n.value);
-    } else if (checks_role_ && n.depth == 1 && first_element_) {
-      first_element_ = false;  // ROLE: "master", "slave" or "sentinel" first
-      if (!is_master_role(n.value)) {
-        failed_ = true;
-        error_text_.assign(n.value);
-      }
     }
   }
   void on_done(std::error_code ec) override {
     if (ec) return;  // the connection dropped, and the session already knows
+    if (is_role_) {
+      replica_sync& sync = owner_->pipeline_.replicas();
+      if (role_.error()) {
+        sync.probe_failed(port::monotonic_ns());
+      } else {
+        sync.learned(role_.master() ? role_.replicas() : 0, port::monotonic_ns());
+      }
+      if (owner_->session_.settings().login.require_master) {
+        if (!failed_ && !role_.master()) {
+          failed_ = true;
+          error_text_ = "not a master";
+        }
+      } else {
+        failed_ = false;  // counting replicas only: an ACL that refuses ROLE leaves none known
+      }
+    }
     if (failed_) {
       owner_->session_.on_login_error(index_, error_text_);
     } else {
@@ -77,9 +98,29 @@ class connection::login_request final : public request {
   connection* owner_ = nullptr;
   std::size_t index_ = 0;
   bool failed_ = false;
-  bool checks_role_ = false;
-  bool first_element_ = true;
+  bool is_role_ = false;
+  role_reader role_;
   std::string error_text_;
+};
+
+// Replica sync: ROLE asked again after the login (see replica_sync), ahead of a synced command.
+class connection::role_probe final : public request {
+ public:
+  explicit role_probe(replica_sync& sync) : sync_(sync) {}
+  void encode(resp::encoder& e) override { e.command("ROLE"); }
+  void on_node(const resp::node& n) override { role_.take(n); }
+  void on_done(std::error_code ec) override {
+    if (ec || role_.error()) {
+      sync_.probe_failed(port::monotonic_ns());
+    } else {
+      sync_.learned(role_.master() ? role_.replicas() : 0, port::monotonic_ns());
+    }
+    role_.reset();
+  }
+
+ private:
+  replica_sync& sync_;
+  role_reader role_;
 };
 
 connection::connection(asio::any_io_executor ex, endpoint ep, const config& cfg, role r)
@@ -91,7 +132,7 @@ connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<ad
       endpoint_(std::move(ep)),
       config_(cfg),
       role_(r),
-      session_(settings_for(endpoint_, config_), jitter_seed()),
+      session_(settings_for(endpoint_, config_, r), jitter_seed()),
       addresses_(std::move(addresses)),
       stream_(ex, endpoint_.tls ? endpoint_.tls_context : nullptr),
       session_timer_(ex),
@@ -99,8 +140,11 @@ connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<ad
       input_(cfg.reply_limits.max_bulk_length + 128),
       pipeline_(cfg.reply_limits),
       login_steps_(new login_request[login_plan{}.steps.size()]),
+      role_probe_(std::make_unique<role_probe>(pipeline_.replicas())),
       observe_(cfg),
-      described_(std::string(to_string(public_role(r))) + " connection to " + endpoint_.describe()) {}
+      described_(std::string(to_string(public_role(r))) + " connection to " + endpoint_.describe()) {
+  if (r == role::command) pipeline_.replicas().configure(policy_of(cfg.replica_sync), cfg.replica_sync_timeout.count());
+}
 
 connection::~connection() { pipeline_.fail_all(errc::shutting_down); }
 
@@ -132,7 +176,15 @@ void connection::submit(request& r) {
     r.on_done(errc::shutting_down);
     return;
   }
-  pipeline_.submit(r, deadline_from_now());
+  std::int64_t deadline = deadline_from_now();
+  if (r.syncs_replicas) {
+    replica_sync& sync = pipeline_.replicas();
+    if (session_.ready() && sync.probe_due(port::monotonic_ns())) {  // else the login asks
+      sync.probe_sent();
+      pipeline_.submit(*role_probe_, deadline);
+    }
+  }
+  pipeline_.submit(r, deadline);
   arm_deadline_timer();
   if (!routing_input_) flush();
 }

@@ -76,6 +76,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
 
  private:
   class login_request;
+  class role_probe;
 
   void pump();
   void perform(const session_fsm::action& a);
@@ -108,6 +109,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   handler_memory write_memory_;  // the one write in flight
   pipeline pipeline_;
   std::unique_ptr<login_request[]> login_steps_;
+  std::unique_ptr<role_probe> role_probe_;
   bool pumping_ = false;        // inside pump(): events from actions queue more actions, run after
   bool routing_input_ = false;  // inside pipeline_.on_input(): the read handler flushes afterwards
   std::uint64_t generation_ = 0;  // bumps on every disconnect: stale completions are ignored

@@ -19,7 +19,7 @@ login_plan plan_login(const login_settings& s, bool resp2_only) {
     add(login_step::setname);
   }
   if (s.database != 0) add(login_step::select);
-  if (s.require_master) add(login_step::role);
+  if (s.require_master || s.count_replicas) add(login_step::role);
   return plan;
 }
 

@@ -19,13 +19,15 @@ struct login_settings {
   int database = 0;      ///< SELECTed when not 0
   /// Sentinel named this server as the master: ROLE must say so (else errc::not_master).
   bool require_master = false;
+  /// Replica sync: ROLE tells how many replicas the server has.
+  bool count_replicas = false;
 };
 
 enum class login_step { hello, auth, setname, select, role };
 
 /// At most five steps: HELLO 3 (with AUTH and SETNAME in it), or for a server without HELLO (before
 /// Redis 6, RESP2 only) AUTH when there is a password and CLIENT SETNAME; then SELECT for a database
-/// other than 0; then ROLE when the server must be a master.
+/// other than 0; then ROLE when the server must be a master or its replicas are counted.
 struct login_plan {
   std::array<login_step, 5> steps{};
   std::size_t size = 0;

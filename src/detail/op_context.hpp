@@ -39,6 +39,9 @@ struct op_settings {
   std::int64_t watchdog_ms = 0;   ///< the lease of a hold taken without one (config::watchdog_timeout)
   std::int64_t latch_ttl_ms = 0;  ///< an unlock latch outlives every retry of its unlock
   std::int64_t fair_wait_ms = 0;  ///< a fair waiter's place when it waits without bound
+  bool syncs_replicas = false;    ///< config::replica_sync is not off
+  int sync_retries = 0;           ///< config::replica_sync_retries
+  std::int64_t sync_retry_delay_ms = 0;
 };
 
 class op_context {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "deadbolt/error.hpp"
+#include "detail/script_call.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -30,6 +31,10 @@ void pipeline::encode_into(std::string& out, request& r) {
   r.awaiting_asking_reply = r.asking;
   if (r.asking) e.command("ASKING");
   r.encode(e);
+  r.replicas_wanted = r.syncs_replicas ? replicas_.wanted() : 0;
+  r.replicas_acked = 0;
+  r.awaiting_wait_reply = false;
+  if (r.replicas_wanted > 0) e.command("WAIT", r.replicas_wanted, replicas_.timeout_ms());
   r.encoded_size = out.size() - before;
 }
 
@@ -37,14 +42,32 @@ void pipeline::submit(request& r, std::int64_t deadline_ns) {
   r.deadline_ns = deadline_ns;
   r.reply_is_noscript = false;
   encode_into(out_, r);
+  if (r.replicas_wanted > 0) r.deadline_ns += wait_allowance_ns();
   queued_.push_back(r);
 }
+
+std::int64_t pipeline::wait_allowance_ns() const noexcept { return replicas_.timeout_ms() * 1'000'000; }
 
 void pipeline::submit_handshake(request& r, std::int64_t deadline_ns) {
   r.deadline_ns = deadline_ns;
   r.reply_is_noscript = false;
   encode_into(handshake_out_, r);
   handshake_queued_.push_back(r);
+}
+
+void pipeline::end_handshake() {
+  holding_ = false;
+  bool stale = false;
+  for (const request* r = queued_.front(); r != nullptr && !stale; r = r->next_in_queue) {
+    stale = r->syncs_replicas && r->replicas_wanted != replicas_.wanted();
+  }
+  if (!stale) return;
+  out_.clear();
+  for (request* r = queued_.front(); r != nullptr; r = r->next_in_queue) {
+    const bool waited = r->replicas_wanted > 0;
+    encode_into(out_, *r);
+    if (!waited && r->replicas_wanted > 0) r->deadline_ns += wait_allowance_ns();  // WAIT's own wait
+  }
 }
 
 const std::string& pipeline::take_output() {
@@ -88,8 +111,14 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
     if (push_ != nullptr) push_->on_push_node(n, end_of_reply);
     return {};
   }
+  if (skip_replies_ > 0) {
+    // The WAIT written after a request that was redirected at its first reply: nobody's any more.
+    if (end_of_reply) --skip_replies_;
+    return {};
+  }
   request* r = sent_.front();
   if (r == nullptr) return errc::protocol_error;  // a reply nobody asked for: the stream is out of step
+  if (r->awaiting_wait_reply) return take_wait_reply(*r, n, end_of_reply);
   if (r->awaiting_asking_reply) {
     // The answer to the ASKING written ahead of it (+OK; an error makes the command itself fail).
     if (n.depth != 0 || !end_of_reply) return errc::protocol_error;
@@ -100,6 +129,7 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
     // The command did not run on this node: the topology sends it elsewhere (or fails it). A
     // top-level error is a whole reply, so nothing more of it follows.
     sent_.pop_front();
+    if (r->replicas_wanted > 0) ++skip_replies_;
     redirect_->on_redirect(*r, n.value);
     return {};
   }
@@ -108,6 +138,33 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
   }
   if (!r->reply_is_noscript) r->on_node(n);
   if (!end_of_reply) return {};
+  if (r->replicas_wanted > 0) {
+    r->awaiting_wait_reply = true;  // the WAIT written after it answers next
+    return {};
+  }
+  return complete_front(*r);
+}
+
+std::error_code pipeline::take_wait_reply(request& r, const resp::node& n, bool end_of_reply) {
+  if (n.depth == 0) {
+    std::int64_t acked = 0;
+    if (n.type == resp::type::integer && parse_int(n.value, acked)) {
+      r.replicas_acked = static_cast<std::int32_t>(acked);
+      replicas_.answered(r.replicas_acked);
+    } else {
+      // WAIT refused (renamed or disabled on a managed server, or not allowed on a replica): the
+      // command itself ran. Where sync is required that is no sync; else it is reported as not
+      // checked, and this connection stops asking until its next login.
+      r.replicas_acked = replicas_.refused() ? -1 : 0;
+    }
+  }
+  if (!end_of_reply) return {};
+  r.awaiting_wait_reply = false;
+  return complete_front(r);
+}
+
+std::error_code pipeline::complete_front(request& req) {
+  request* r = &req;
   sent_.pop_front();
   if (r->reply_is_noscript) {
     // The script did not run: send it again with its body.
@@ -125,6 +182,7 @@ void pipeline::connection_lost(std::error_code sent_error) {
   writing_ = false;
   writing_buffer_.clear();
   in_push_ = false;
+  skip_replies_ = 0;
   holding_ = true;
   handshake_out_.clear();
   request_queue handshake;

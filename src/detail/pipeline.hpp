@@ -9,6 +9,7 @@
 
 #include "deadbolt/resp/decoder.hpp"
 #include "deadbolt/resp/read_buffer.hpp"
+#include "detail/replica_sync.hpp"
 #include "detail/request.hpp"
 
 namespace deadbolt::detail {
@@ -50,7 +51,9 @@ class pipeline {
   /// Queues a connection set-up command (HELLO, AUTH, SELECT): written ahead of everything queued.
   /// Until end_handshake(), only such commands are written.
   void submit_handshake(request& r, std::int64_t deadline_ns);
-  void end_handshake() noexcept { holding_ = false; }
+  /// The login is done: from now on everything queued is written. Requests queued meanwhile that sync
+  /// replicas are encoded again, now that the login's ROLE told whether to WAIT after them.
+  void end_handshake();
 
   /// From now on, top-level replies with no request (or all of them, in subscriber mode) go here.
   /// In subscriber mode a request is done once written: its confirmation arrives as a push.
@@ -62,6 +65,10 @@ class pipeline {
   /// From now on, cluster redirections go to `h` instead of to their request (null: to the request,
   /// as on a standalone server).
   void set_redirect_handler(redirect_handler* h) noexcept { redirect_ = h; }
+
+  /// Replica sync: whether a request that syncs_replicas is followed by WAIT (the connection keeps
+  /// it informed of the server's replicas). The WAIT's answer goes to the request, never to on_node.
+  replica_sync& replicas() noexcept { return replicas_; }
   /// True when queued bytes wait for a write and none is in flight.
   bool can_write() const noexcept {
     return !writing_ && (!handshake_out_.empty() || (!holding_ && !out_.empty()));
@@ -98,6 +105,9 @@ class pipeline {
  private:
   void encode_into(std::string& out, request& r);
   std::error_code route(const resp::node& n, bool end_of_reply);
+  std::error_code take_wait_reply(request& r, const resp::node& n, bool end_of_reply);
+  std::error_code complete_front(request& r);
+  std::int64_t wait_allowance_ns() const noexcept;
 
   resp::decoder decoder_;
   std::string out_;             // bytes of queued_
@@ -109,6 +119,8 @@ class pipeline {
   request_queue queued_;        // encoded into out_, not yet handed to a write
   request_queue sent_;          // written (or being written), awaiting replies in order
   request_queue unanswered_;    // written in subscriber mode, where commands get no in-order reply
+  replica_sync replicas_;
+  std::size_t skip_replies_ = 0;  // WAIT answers of requests that left at their first reply (redirected)
   push_handler* push_ = nullptr;
   redirect_handler* redirect_ = nullptr;
   bool all_pushes_ = false;

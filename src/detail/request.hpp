@@ -36,6 +36,17 @@ class request {
   /// topology in submit() only.
   std::string_view route_key;
 
+  /// Replica sync (config::replica_sync): the connection writes WAIT right after the command when its
+  /// server has replicas, and keeps the answer below. Set by the operations whose scripts write a
+  /// hold (acquire, unlock, renewal and their undo).
+  bool syncs_replicas = false;
+  /// Set before on_done(): how many replicas the WAIT asked for (0: no WAIT was written), and how many
+  /// acknowledged the command's writes in time (-1: the server refused WAIT).
+  std::int32_t replicas_wanted = 0;
+  std::int32_t replicas_acked = 0;
+  /// Asked for replicas, and none acknowledged: a failover now could lose what the command wrote.
+  bool replicas_unsynced() const noexcept { return replicas_wanted > 0 && replicas_acked == 0; }
+
   /// Cluster: write ASKING right before the command (a redirection by ASK, for one resend).
   bool asking = false;
   /// Cluster: how many times the command was redirected without a pause (the topology bounds it).
@@ -51,6 +62,7 @@ class request {
   std::size_t encoded_size = 0;
   bool reply_is_noscript = false;
   bool awaiting_asking_reply = false;
+  bool awaiting_wait_reply = false;
 
  protected:
   ~request() = default;

@@ -108,6 +108,7 @@ class session_fsm {
 
   /// The login of the current attempt.
   const login_plan& plan() const noexcept { return plan_; }
+  const session_settings& settings() const noexcept { return settings_; }
   void encode_login_step(std::size_t index, resp::encoder& e) const;
 
  private:

@@ -35,6 +35,9 @@ wait_action wait_driver::start(const wait_moment& m, const wait_rules& rules, st
   outcome_ = {};
   outcome_aborted_ = false;
   unknown_ = false;
+  unsynced_ = 0;
+  undo_resends_ = 0;
+  retry_after_undo_ = false;
   seen_ = seen;
   prepare_pending_ = prepare != nullptr;
   if (prepare != nullptr) prepare_ = *prepare;
@@ -59,6 +62,7 @@ wait_action wait_driver::replied(const wait_moment& m, const wait_outcome& o) {
   if (state_ != state::sending) return nothing();
   const wait_step s = current_;
   if (s.role == step_role::leave) return finish(outcome_, 0, outcome_aborted_);  // best effort
+  if (s.role == step_role::undo) return undone(m);  // whatever it answered: what was taken is gone
   switch (o.what) {
     case wait_outcome::kind::acquired: return acquired(m, o.value);
     case wait_outcome::kind::done: return finish({}, o.value);
@@ -70,6 +74,7 @@ wait_action wait_driver::replied(const wait_moment& m, const wait_outcome& o) {
       if (s.role == step_role::prepare) prepare_pending_ = false;
       return send(o.step);
     case wait_outcome::kind::unknown: return unknown(m);
+    case wait_outcome::kind::unsynced: return unsynced(m);
     case wait_outcome::kind::failed: break;
   }
   // Refused before it ran (LOADING, BUSY): a waiter asks again within its wait; a check that must
@@ -84,6 +89,7 @@ wait_action wait_driver::failed(const wait_moment& m, const failure& f) {
   if (state_ != state::sending) return nothing();
   const wait_step s = current_;
   if (s.role == step_role::leave) return finish(outcome_, 0, outcome_aborted_);
+  if (s.role == step_role::undo) return undo_failed(m, f);
   if (s.role == step_role::attempt && f.ambiguous && !s.idempotent) {
     // It may have run: ask instead of running it again (Redisson #7367), or say we cannot know.
     note_trace();
@@ -166,6 +172,16 @@ wait_action wait_driver::sleep(const wait_moment& m, std::int64_t wait_ms, const
   return a;
 }
 
+wait_action wait_driver::sleep_unbounded(std::int64_t wait_ms, const wait_step& then) {
+  state_ = state::sleeping;
+  waited_ = true;
+  resume_ = then;
+  wait_action a;
+  a.what = wait_action::kind::sleep;
+  a.wait_ns = to_ns(wait_ms);
+  return a;
+}
+
 std::int64_t wait_driver::bounded(const wait_moment& m, std::int64_t wait_ns) const {
   if (deadline_ns_ >= 0) wait_ns = std::min(wait_ns, deadline_ns_ - m.now_ns);
   return std::max<std::int64_t>(wait_ns, 0);
@@ -184,6 +200,42 @@ wait_action wait_driver::acquired(const wait_moment& m, std::int64_t value) {
   a.acquired = true;
   a.give_back = true;
   return a;
+}
+
+wait_action wait_driver::unsynced(const wait_moment& m) {
+  // Taken, but no replica has it: a failover now would lose it without a word. Give it back (as
+  // Redisson does), then try again after a pause, or report it once the tries are spent.
+  retry_after_undo_ = !cancelled_ && !m.stopped && unsynced_ < rules_.sync_retries;
+  ++unsynced_;
+  undo_resends_ = 0;
+  return send(rules_.undo);
+}
+
+wait_action wait_driver::undone(const wait_moment& m) {
+  if (cancelled_) return finish({}, 0, true);
+  if (m.stopped) return finish(errc::shutting_down, 0);
+  if (!retry_after_undo_) return finish(errc::replicas_not_synced, 0);
+  return sleep_unbounded(sync_pause_ms(m), rules_.first);  // a new try, whatever the deadline
+}
+
+wait_action wait_driver::undo_failed(const wait_moment& m, const failure& f) {
+  // An undo that never ran, or that repeats safely (same latch), is sent again while the connection
+  // can carry it; past that (or when it may have run and is not safe to repeat), the hold may
+  // still be on the server: the outcome is unknown, which the kind notes (the owner's next unlock
+  // releases whatever the server counts).
+  const bool may_repeat = !f.ambiguous || rules_.undo.idempotent;
+  if (f.transient && may_repeat && !m.closed && ++undo_resends_ <= 2) return send(rules_.undo);
+  unknown_ = true;
+  return finish(f.transient ? make_error_code(errc::outcome_unknown) : f.ec, 0);
+}
+
+std::int64_t wait_driver::sync_pause_ms(const wait_moment& m) const {
+  // Redisson's EqualJitterDelay: half of min(base * 2^n, 2 * base) for sure, up to as much again.
+  const std::int64_t base = rules_.sync_retry_delay_ms;
+  const std::int64_t full = unsynced_ <= 1 ? base : 2 * base;
+  const std::int64_t half = full / 2;
+  const auto noise = static_cast<std::uint64_t>(m.now_ns) * 0x9e3779b97f4a7c15ull;
+  return half + (half > 0 ? static_cast<std::int64_t>((noise >> 33) % static_cast<std::uint64_t>(half + 1)) : 0);
 }
 
 wait_action wait_driver::unknown(const wait_moment& m) {

@@ -27,6 +27,7 @@ enum class step_role : std::uint8_t {
   attempt,  ///< the try itself
   check,    ///< resolves an attempt whose reply was lost (verify and what follows it)
   leave,    ///< removes the trace a waiter left; its answer only ends the wait
+  undo,     ///< gives back what an unsynced attempt took (replica sync); then a pause and a new try
 };
 
 struct wait_step {
@@ -49,6 +50,7 @@ struct wait_outcome {
     next,      ///< send `step` (prepare → attempt, verify → refresh → token)
     unknown,   ///< the attempt's outcome cannot be known
     failed,    ///< an error (an error reply, or a reply the spec cannot read)
+    unsynced,  ///< took something, but no replica acknowledged it: undo, then try again
   } what = kind::done;
   std::int64_t value = 0;
   std::int64_t wait_ms = -1;
@@ -62,6 +64,7 @@ struct wait_outcome {
   static wait_outcome next(wait_step s) { return {kind::next, 0, -1, s, {}}; }
   static wait_outcome unknown() { return {kind::unknown, 0, -1, {}, {}}; }
   static wait_outcome failed(std::error_code ec) { return {kind::failed, 0, -1, {}, ec}; }
+  static wait_outcome unsynced() { return {kind::unsynced, 0, -1, {}, {}}; }
 };
 
 /// How a kind waits (from its spec).
@@ -76,6 +79,13 @@ struct wait_rules {
   wait_step first{step_role::attempt, 0, false};  ///< the attempt step
   wait_step verify{step_role::check, 0, false};
   wait_step leave{step_role::leave, 0, false};
+  wait_step undo{step_role::undo, 0, false};  ///< idempotent: may be sent again after a lost reply
+  /// Replica sync: the attempt writes what a failover could lose (a hold, permits): WAIT after it.
+  bool syncs_replicas = false;
+  /// Replica sync: how often an unsynced attempt is undone and tried again, and the first pause
+  /// before a new try (it doubles up to twice this; half of it is jitter). From the config.
+  int sync_retries = 0;
+  std::int64_t sync_retry_delay_ms = 0;
 };
 
 /// The world as the operation sees it when something happens.
@@ -150,10 +160,15 @@ class wait_driver {
   wait_action not_acquired(const wait_moment& m, std::error_code ec, bool aborted = false);
   wait_action finish(std::error_code ec, std::int64_t value, bool aborted = false);
   wait_action unknown(const wait_moment& m);
+  wait_action unsynced(const wait_moment& m);
+  wait_action undone(const wait_moment& m);
+  wait_action undo_failed(const wait_moment& m, const failure& f);
+  std::int64_t sync_pause_ms(const wait_moment& m) const;
   wait_action acquired(const wait_moment& m, std::int64_t value);
   void note_trace();
   bool before_deadline(const wait_moment& m) const { return deadline_ns_ < 0 || m.now_ns < deadline_ns_; }
   std::int64_t bounded(const wait_moment& m, std::int64_t wait_ns) const;
+  wait_action sleep_unbounded(std::int64_t wait_ms, const wait_step& then);
 
   wait_rules rules_;
   state state_ = state::idle;
@@ -170,6 +185,9 @@ class wait_driver {
   bool outcome_aborted_ = false;
   bool unknown_ = false;     // the attempt's outcome could not be learnt
   std::uint64_t seen_ = 0;
+  int unsynced_ = 0;          // attempts no replica acknowledged
+  int undo_resends_ = 0;      // the current undo sent again after a lost reply
+  bool retry_after_undo_ = false;
 };
 
 }  // namespace deadbolt::detail

@@ -10,6 +10,7 @@ namespace deadbolt::detail {
 void wait_op_base::begin(wait_attempt& a, const wait_setup& s) {
   attempt_ = &a;
   parks_ = s.rules.parks;
+  syncs_attempt_ = s.rules.syncs_replicas;
   channel_ = s.channel;
   wake_ = s.wake;
   bool queue_first = false;
@@ -41,6 +42,7 @@ void wait_op_base::run(const wait_action& a) {
 void wait_op_base::send(const wait_step& s) {
   runs_script = false;  // set again by encode() if it writes a script
   send_script_body = false;
+  syncs_replicas = s.role == step_role::undo || (s.role == step_role::attempt && syncs_attempt_);
   attempt_->sending(s);
   if (s.role == step_role::attempt) {
     subscriber* subs = parks_ ? core.existing_subscriptions(channel_) : nullptr;

@@ -46,6 +46,7 @@ class renew_batch final : public request {
     replies_ = 0;
     lease_.set(core_.watchdog_ms());
     send_script_body = false;
+    syncs_replicas = core_.settings().syncs_replicas;
     route_key = core_.holds[index_[0]].name;  // every key of a batch is on one route
     core_.submit(*this);
     return true;
@@ -78,6 +79,10 @@ class renew_batch final : public request {
     if (metrics_hook* m = core_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
     if (ec) core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) failed: ", ec);
     if (!ec) core_.observe.log(log_level::debug, "renewed ", renewed, " of ", size_, " lease(s)");
+    // As Redisson: the renewal stands on the master and the next run renews again.
+    if (!ec && replicas_unsynced()) {
+      core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s): no replica acknowledged it");
+    }
     core_.dog.batch_done(this);
   }
 

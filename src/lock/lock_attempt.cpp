@@ -29,7 +29,10 @@ namespace {
 
 class lock_attempt final : public wait_attempt {
  public:
-  explicit lock_attempt(wait_op_base& op) : op_(op), core_(op.core) { channel_.reserve(96); }
+  explicit lock_attempt(wait_op_base& op) : op_(op), core_(op.core) {
+    channel_.reserve(96);
+    undo_latch_.reserve(96);
+  }
 
   void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, std::int64_t wait_ms,
              std::int64_t lease_ms, completion& done) {
@@ -62,6 +65,11 @@ class lock_attempt final : public wait_attempt {
 
     wait_setup s;
     s.rules = proto_->rules();
+    const op_settings& settings = core_.settings();
+    s.rules.syncs_replicas = settings.syncs_replicas;
+    s.rules.undo = lock_steps::undo;
+    s.rules.sync_retries = settings.sync_retries;
+    s.rules.sync_retry_delay_ms = settings.sync_retry_delay_ms;
     s.wait_ms = wait_ms;
     s.prepare = baseline_known ? nullptr : &lock_steps::baseline;
     // Queued behind this client's other waiters, the next unlock message wakes one of them, not us:
@@ -93,6 +101,11 @@ class lock_attempt final : public wait_attempt {
       return;
     }
     if (s == lock_steps::give_up) return proto_->give_up(e, r, *names_, call(), core_.settings().publish);
+    if (s == lock_steps::undo) {
+      const op_settings& settings = core_.settings();
+      return proto_->unlock(e, r, *names_,
+                            {who(), lease_.view(), undo_latch_, latch_ttl_.view(), now_.view(), settings.publish});
+    }
     e.array(3).bulk("HGET").bulk(names_->name);  // baseline, verify: the owner's count
     proto_->owner_field(e, who());
   }
@@ -110,9 +123,11 @@ class lock_attempt final : public wait_attempt {
   wait_outcome read(const wait_step& s) override {
     if (s == lock_steps::attempt) {
       const wait_outcome o = attempt_reply_.outcome(*proto_, *names_, backoff_);
+      if (o.what == wait_outcome::kind::acquired && op_.replicas_unsynced()) return unsynced();
       if (o.what == wait_outcome::kind::acquired) server_count_ = attempt_reply_.count();
       return o;
     }
+    if (s == lock_steps::undo) return wait_outcome::done(0);  // the driver reads no more of it
     if (reply_.what == scalar_reply::kind::error) return wait_outcome::failed(reply_.error);
     const bool count = reply_.what == scalar_reply::kind::integer || reply_.what == scalar_reply::kind::nil;
     const std::int64_t value = reply_.what == scalar_reply::kind::integer ? reply_.value : 0;
@@ -153,6 +168,15 @@ class lock_attempt final : public wait_attempt {
     if (metrics_hook* m = core_.observe.metrics()) m->on_table_full(table_kind::held_locks);
     core_.observe.log(log_level::warning, "held-lock table full (config::max_held_locks): gave back ", names_->name);
     return errc::held_table_full;
+  }
+
+  // The hold is on the master only: the undo releases it with a latch of its own, kept if it is resent.
+  wait_outcome unsynced() {
+    new_unlock_latch(undo_latch_, names_->latch_prefix);
+    latch_ttl_.set(core_.settings().latch_ttl_ms);
+    core_.observe.log(log_level::warning, "no replica acknowledged the hold of ", names_->name,
+                      " (config::replica_sync): released, to be tried again");
+    return wait_outcome::unsynced();
   }
 
   // A verified hold is ours; the fenced lock's token is the counter's value (only a holder increments it).
@@ -197,6 +221,8 @@ class lock_attempt final : public wait_attempt {
   decimal lease_;
   decimal queue_wait_;  // fair lock: how long our queue entry lasts
   decimal now_;         // fair lock: the wall clock when the attempt was sent
+  std::string undo_latch_;  // replica sync: the latch of the undo of an unsynced attempt
+  decimal latch_ttl_;
   bool no_wait_ = false;
   std::int64_t server_before_ = 0;  // the owner's count on the server before our attempt
   std::int64_t server_count_ = 0;   // ... once acquired

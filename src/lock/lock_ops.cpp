@@ -44,6 +44,12 @@ void next_request_id(char out[32]) {
 
 }  // namespace
 
+void new_unlock_latch(std::string& out, std::string_view prefix) {
+  char id[32];
+  next_request_id(id);
+  out.assign(prefix).append(":").append(id, sizeof id);
+}
+
 // ---- unlock ----------------------------------------------------------------------------------------
 
 class unlock_op final : public request, public operation {
@@ -76,6 +82,8 @@ class unlock_op final : public request, public operation {
     owner_digits_.set(owner);
     done_ = done;
     attempts_ = 0;
+    sync_resends_ = 0;
+    unsynced_ = false;
     surplus_releases_ = 0;
     outcome_ = {};
     const std::uint32_t held = holds_.find(names->name, owner, proto_->field());
@@ -85,15 +93,16 @@ class unlock_op final : public request, public operation {
     send();
   }
 
-  void new_latch() {
-    char id[32];
-    next_request_id(id);
-    latch_.assign(names_->latch_prefix).append(":").append(id, sizeof id);
-  }
+  void new_latch() { new_unlock_latch(latch_, names_->latch_prefix); }
 
   void send() {
     ++attempts_;
+    transmit();
+  }
+
+  void transmit() {
     send_script_body = false;
+    syncs_replicas = core_.settings().syncs_replicas;
     now_.set(port::wall_clock_ms());
     reply_.reset();
     core_.submit(*this);
@@ -114,6 +123,15 @@ class unlock_op final : public request, public operation {
       // Unknown or failed: either way the hold leaves the watchdog and ends with its lease.
       core_.unlock_failed(names_->name, owner_, proto_->field());
       return finish(surplus_releases_ > 0 ? outcome_ : ec, surplus_releases_ > 0 ? 1 : 0);
+    }
+    if (replicas_unsynced() && reply_.what != scalar_reply::kind::error) {
+      // The release is on the master only. Sent again with the same latch, it answers as before and
+      // its WAIT asks once more; when the tries are spent the caller hears it (the release stands).
+      if (sync_resends_ < core_.settings().sync_retries && !core_.closed()) {
+        ++sync_resends_;
+        return transmit();
+      }
+      unsynced_ = true;
     }
     const std::uint32_t held = holds_.find(names_->name, owner_, proto_->field());
     const bool lost = held != hold_table::none && holds_[held].lost;
@@ -172,6 +190,7 @@ class unlock_op final : public request, public operation {
     core_.pools().of<unlock_op>().give_back(this);
     if (done == nullptr) return;
     if (report_fixed_) return done->complete(fixed_report_, 0);
+    if (!ec && unsynced_) ec = errc::replicas_not_synced;
     done->complete(ec, value);
   }
 
@@ -186,6 +205,8 @@ class unlock_op final : public request, public operation {
   decimal now_;
   std::string latch_;
   int attempts_ = 0;
+  int sync_resends_ = 0;      // sent again because no replica acknowledged it
+  bool unsynced_ = false;     // ... and none did on the last try either
   int surplus_releases_ = 0;  // holds released beyond the caller's last one
   std::error_code outcome_;   // what the caller hears once the surplus is released
   completion* done_ = nullptr;

@@ -3,11 +3,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "deadbolt/detail/engine.hpp"
 #include "detail/op_context.hpp"
 
 namespace deadbolt::detail {
+
+/// A fresh unlock latch key, `<prefix>:<32 hex digits>`: one per unlock, kept across its resends.
+void new_unlock_latch(std::string& out, std::string_view prefix);
 
 /// Completes `done` later with the configuration error, or shutting_down after shutdown(): true if it did.
 bool refuse_operation(op_context& core, completion& done);

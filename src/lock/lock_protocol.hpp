@@ -52,6 +52,7 @@ constexpr wait_step verify{step_role::check, 2, false};      ///< ... after an u
 constexpr wait_step refresh{step_role::check, 3, false};     ///< restart the lease of a verified hold
 constexpr wait_step fetch_token{step_role::check, 4, false}; ///< a verified fenced hold's token
 constexpr wait_step give_up{step_role::leave, 5, false};     ///< leave the fair queue
+constexpr wait_step undo{step_role::undo, 6, true};          ///< release an unsynced hold (same latch if resent)
 }  // namespace lock_steps
 
 class lock_protocol {

@@ -88,6 +88,7 @@ sentinel_addresses::sentinel_addresses(asio::any_io_executor ex, const endpoint&
       switches_seen_(last_switch_ ? last_switch_->count : 0) {
   // A sentinel that does not answer is skipped sooner than a command would be failed.
   if (cfg_.connect_timeout < cfg_.command_timeout) cfg_.command_timeout = cfg_.connect_timeout;
+  cfg_.replica_sync = replica_sync_mode::off;  // sentinels hold no locks
 }
 
 sentinel_addresses::~sentinel_addresses() {

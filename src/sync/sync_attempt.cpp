@@ -12,6 +12,7 @@ namespace {
 
 constexpr wait_step call_step(const sync_spec& s) { return {step_role::attempt, 0, s.idempotent}; }
 constexpr wait_step verify_step(const sync_spec& s) { return {step_role::check, 1, s.idempotent}; }
+constexpr wait_step undo_step(const sync_spec& s) { return {step_role::undo, 2, s.idempotent}; }
 
 const sync_spec* spec_for(sync_call call) {
   if (const sync_spec* s = semaphore_spec(call)) return s;
@@ -48,6 +49,14 @@ void sync_attempt::start(const std::shared_ptr<const sync_names>& n, const sync_
   s.rules.recheck_caps_park = true;  // the keys have no TTL to bound a wait
   s.rules.first = call_step(spec);
   if (spec.verify != nullptr) s.rules.verify = verify_step(*spec.verify);
+  if (spec.undo != nullptr) {
+    // An acquire: what it takes is synced to a replica, or given back and tried again.
+    const op_settings& settings = core.settings();
+    s.rules.undo = undo_step(*spec.undo);
+    s.rules.syncs_replicas = settings.syncs_replicas;
+    s.rules.sync_retries = settings.sync_retries;
+    s.rules.sync_retry_delay_ms = settings.sync_retry_delay_ms;
+  }
   s.wait_ms = a.wait_ms;
   s.channel = n->channel;
   s.wake = spec.policy;
@@ -63,18 +72,25 @@ void sync_attempt::start_undo(const std::shared_ptr<const sync_names>& n, const 
 }
 
 void sync_attempt::sending(const wait_step& s) {
-  current_ = s.role == step_role::check ? spec_->verify : spec_;
+  current_ = s.role == step_role::check ? spec_->verify : s.role == step_role::undo ? spec_->undo : spec_;
   reply_.reset();
   now_ms = port::wall_clock_ms();
 }
 
-wait_outcome sync_attempt::read(const wait_step&) {
+wait_outcome sync_attempt::read(const wait_step& s) {
   switch (reply_.what) {
     case scalar_reply::kind::error: return wait_outcome::failed(reply_.error);
     case scalar_reply::kind::nil:
-    case scalar_reply::kind::integer: return current_->judge({reply_, args, now_ms});
+    case scalar_reply::kind::integer: break;
     default: return wait_outcome::failed(errc::protocol_error);
   }
+  const wait_outcome o = current_->judge({reply_, args, now_ms});
+  if (s.role == step_role::attempt && o.what == wait_outcome::kind::acquired && req.replicas_unsynced()) {
+    core.observe.log(log_level::warning, "no replica acknowledged the acquire on ", names->name,
+                     " (config::replica_sync): given back, to be tried again");
+    return wait_outcome::unsynced();
+  }
+  return o;
 }
 
 void sync_attempt::conclude(const wait_action& end, std::error_code ec, wait_op_base& op) {

@@ -59,6 +59,7 @@ answer normal(const command& c) {
   if (c.is("HELLO")) return reply("%1\r\n+server\r\n+fake\r\n");
   if (c.is("CLIENT") || c.is("SELECT") || c.is("AUTH")) return reply("+OK\r\n");
   if (c.is("PING")) return reply("+PONG\r\n");
+  if (c.is("ROLE")) return reply("*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");  // a master without replicas
   if (c.script(1)) return reply("*1\r\n:1\r\n");  // acquire: {new hold count} = acquired
   if (c.script(3)) return reply(":1\r\n");  // unlock: fully released
   if (c.script(2)) return reply(":1\r\n");  // force unlock: deleted
@@ -516,14 +517,15 @@ TEST_CASE("NOSCRIPT: the acquire is resent as EVAL with the script body") {
   CHECK_FALSE(r.ec);
   CHECK(r.value);
   const auto cmds = server.commands();
-  REQUIRE(cmds.size() == 3);
+  REQUIRE(cmds.size() == 4);
   CHECK(cmds[0].is("HELLO"));
-  CHECK(cmds[1].is("EVALSHA"));
-  CHECK(cmds[1].arg(1).size() == 40);
-  CHECK(cmds[2].is("EVAL"));
-  CHECK(cmds[2].arg(1).find("hincrby") != std::string::npos);
-  CHECK(cmds[2].arg(3) == "noscript");
-  CHECK(cmds[2].arg(5) == cmds[1].arg(5));  // the same owner field
+  CHECK(cmds[1].is("ROLE"));  // replica sync (automatic): are there replicas to WAIT for?
+  CHECK(cmds[2].is("EVALSHA"));
+  CHECK(cmds[2].arg(1).size() == 40);
+  CHECK(cmds[3].is("EVAL"));
+  CHECK(cmds[3].arg(1).find("hincrby") != std::string::npos);
+  CHECK(cmds[3].arg(3) == "noscript");
+  CHECK(cmds[3].arg(5) == cmds[2].arg(5));  // the same owner field
 }
 
 TEST_CASE("the server closes the socket mid-reply") {
@@ -611,7 +613,7 @@ TEST_CASE("a server that never answers: timed_out, then outcome_unknown for an a
   SUBCASE("the handshake is never answered: not_connected") {
     deadbolt::test::io_thread io;
     fake_server server(io.executor(), [&](const command& c) {
-      if (c.is("HELLO") && c.connection == 1) return silence();
+      if ((c.is("HELLO") || c.is("ROLE")) && c.connection == 1) return silence();  // replies come in order
       return normal(c);
     });
     deadbolt::client client(io.executor(), config_for(server));
@@ -763,4 +765,107 @@ TEST_CASE("unlock: three ambiguous failures in a row report the last error") {
   const auto r = try_lock(lock);
   CHECK_FALSE(r.ec);
   CHECK(r.value);
+}
+
+// ---- replica sync: what follows a script, and servers that refuse WAIT --------------------------------
+
+namespace {
+
+answer master_with_one_replica() {
+  return reply("*3\r\n$6\r\nmaster\r\n:10\r\n*1\r\n*3\r\n$9\r\n127.0.0.1\r\n$4\r\n6380\r\n$2\r\n10\r\n");
+}
+
+std::vector<std::string> verbs(const std::vector<command>& cmds) {
+  std::vector<std::string> out;
+  for (const auto& c : cmds) out.push_back(c.script(3) ? "UNLOCK" : c.script(1) ? "ACQUIRE" : c.arg(0));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("replica sync: WAIT 1 follows the acquire when ROLE lists a replica, never otherwise") {
+  using V = std::vector<std::string>;
+  deadbolt::test::io_thread io;
+  SUBCASE("a replica acknowledges: acquired") {
+    fake_server server(io.executor(), [&](const command& c) {
+      if (c.is("ROLE")) return master_with_one_replica();
+      if (c.is("WAIT")) return reply(":1\r\n");
+      return normal(c);
+    });
+    deadbolt::client client(io.executor(), config_for(server));
+    auto lock = client.lock("synced");
+    const auto r = try_lock(lock);
+    CHECK_FALSE(r.ec);
+    CHECK(r.value);
+    CHECK(verbs(server.commands()) == V{"HELLO", "ROLE", "ACQUIRE", "WAIT"});
+    const auto wait = server.commands("WAIT");
+    REQUIRE(wait.size() == 1);
+    CHECK(wait[0].arg(1) == "1");     // one acknowledging replica is all the check needs
+    CHECK(wait[0].arg(2) == "1000");  // config::replica_sync_timeout
+  }
+  SUBCASE("no replica: no WAIT") {
+    fake_server server(io.executor(), normal);
+    deadbolt::client client(io.executor(), config_for(server));
+    auto lock = client.lock("alone");
+    CHECK(try_lock(lock).value);
+    CHECK(verbs(server.commands()) == V{"HELLO", "ROLE", "ACQUIRE"});
+  }
+  SUBCASE("replica_sync off: no ROLE, no WAIT") {
+    fake_server server(io.executor(), [&](const command& c) {
+      if (c.is("ROLE")) return master_with_one_replica();
+      return normal(c);
+    });
+    deadbolt::config cfg = config_for(server);
+    cfg.replica_sync = deadbolt::replica_sync_mode::off;
+    deadbolt::client client(io.executor(), cfg);
+    auto lock = client.lock("unsynced");
+    CHECK(try_lock(lock).value);
+    CHECK(verbs(server.commands()) == V{"HELLO", "ACQUIRE"});
+  }
+  SUBCASE("WAIT refused (renamed away): the acquire stands and the connection stops asking") {
+    fake_server server(io.executor(), [&](const command& c) {
+      if (c.is("ROLE")) return master_with_one_replica();
+      if (c.is("WAIT")) return reply("-ERR unknown command 'WAIT'\r\n");
+      return normal(c);
+    });
+    deadbolt::client client(io.executor(), config_for(server));
+    auto lock = client.lock("no-wait");
+    const auto first = try_lock(lock);
+    CHECK_FALSE(first.ec);
+    CHECK(first.value);
+    CHECK(try_lock(lock).value);  // a re-entry
+    CHECK(verbs(server.commands()) == V{"HELLO", "ROLE", "ACQUIRE", "WAIT", "ACQUIRE"});
+  }
+  SUBCASE("ROLE refused by an ACL: logged in all the same, no WAIT") {
+    fake_server server(io.executor(), [&](const command& c) {
+      if (c.is("ROLE")) return reply("-NOPERM this user has no permissions to run the 'role' command\r\n");
+      return normal(c);
+    });
+    deadbolt::client client(io.executor(), config_for(server));
+    auto lock = client.lock("acl");
+    const auto r = try_lock(lock);
+    CHECK_FALSE(r.ec);
+    CHECK(r.value);
+    CHECK(verbs(server.commands()) == V{"HELLO", "ROLE", "ACQUIRE"});
+  }
+  SUBCASE("replica_sync on, and no replica ever acknowledges: undone and tried again, then replicas_not_synced") {
+    fake_server server(io.executor(), [&](const command& c) {
+      if (c.is("WAIT")) return reply(":0\r\n");
+      return normal(c);
+    });
+    deadbolt::config cfg = config_for(server);
+    cfg.replica_sync = deadbolt::replica_sync_mode::on;
+    cfg.replica_sync_retries = 1;
+    cfg.replica_sync_retry_delay = 10ms;
+    deadbolt::client client(io.executor(), cfg);
+    auto lock = client.lock("never-synced");
+    const auto r = try_lock(lock);
+    CHECK(r.ec == errc::replicas_not_synced);
+    CHECK_FALSE(r.value);
+    // After a WAIT found none, ROLE is asked again ahead of the next synced script.
+    CHECK(verbs(server.commands()) == V{"HELLO", "ROLE", "ACQUIRE", "WAIT", "ROLE", "UNLOCK", "WAIT", "ROLE",
+                                        "ACQUIRE", "WAIT", "ROLE", "UNLOCK", "WAIT"});
+    const auto cmds = server.commands();
+    CHECK(cmds[5].arg(3) == "never-synced");  // the undo releases the lock the attempt took
+  }
 }

@@ -1,0 +1,107 @@
+// Replica sync on one server's command connection (config::replica_sync): whether a command that
+// writes a hold is followed by `WAIT 1 <timeout>`, from what ROLE says of the server's replicas. ROLE is
+// asked at login, again at once when a WAIT found no replica, and now and then while none is known
+// (one may have come). No I/O, no clock: the connection passes the time and sends the ROLE.
+//
+// One acknowledging replica is all the check needs (as Redisson's: only zero is a failure), so WAIT
+// asks for one: it returns as soon as the fastest replica has the write, and a stalled second replica
+// costs nothing.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "deadbolt/resp/node.hpp"
+
+namespace deadbolt::detail {
+
+enum class sync_policy : std::uint8_t {
+  off,        ///< never WAIT
+  automatic,  ///< WAIT when the server has replicas
+  required,   ///< always WAIT: a server without replicas leaves every hold unsynced
+};
+
+class replica_sync {
+ public:
+  /// While no replica is known, ROLE is asked again at most this often (only while holds are written).
+  static constexpr std::int64_t reprobe_ns = 10'000'000'000;
+
+  void configure(sync_policy policy, std::int64_t timeout_ms) noexcept {
+    policy_ = policy;
+    timeout_ms_ = timeout_ms;
+  }
+  bool enabled() const noexcept { return policy_ != sync_policy::off && !refused_; }
+  std::int64_t timeout_ms() const noexcept { return timeout_ms_; }
+
+  /// How many replicas the WAIT after a synced command asks for: 0 writes none.
+  std::int32_t wanted() const noexcept {
+    if (!enabled()) return 0;
+    return known_ > 0 || policy_ == sync_policy::required ? 1 : 0;
+  }
+
+  /// ROLE answered (a replica or a sentinel counts no replicas).
+  void learned(std::int32_t replicas, std::int64_t now_ns) noexcept {
+    known_ = replicas;
+    refused_ = false;
+    stale_ = false;
+    probing_ = false;
+    probed_ns_ = now_ns;
+  }
+  /// A WAIT answered: none acknowledged means the replicas may be gone (ask ROLE again).
+  void answered(std::int32_t acked) noexcept {
+    if (acked == 0) stale_ = true;
+  }
+  /// The server refused WAIT (an unknown or disabled command). Automatic: no more WAITs until the next
+  /// login (returns true). Required: that is no sync, and WAIT is asked again (returns false).
+  bool refused() noexcept {
+    if (policy_ == sync_policy::required) return false;
+    refused_ = true;
+    return true;
+  }
+
+  /// Whether a ROLE should be sent ahead of the next synced command.
+  bool probe_due(std::int64_t now_ns) const noexcept {
+    if (!enabled() || probing_) return false;
+    return stale_ || known_ < 0 || (known_ == 0 && now_ns - probed_ns_ >= reprobe_ns);
+  }
+  void probe_sent() noexcept { probing_ = true; }
+  /// The ROLE got no usable answer (refused by an ACL, or the connection dropped): no replica is known
+  /// until it is asked again.
+  void probe_failed(std::int64_t now_ns) noexcept { learned(0, now_ns); }
+
+ private:
+  sync_policy policy_ = sync_policy::off;
+  std::int64_t timeout_ms_ = 1000;
+  std::int32_t known_ = -1;  // replicas ROLE listed; -1: not asked yet
+  bool stale_ = false;
+  bool probing_ = false;
+  bool refused_ = false;
+  std::int64_t probed_ns_ = 0;
+};
+
+/// Reads a ROLE reply node by node: the role, and for a master how many replicas it lists.
+class role_reader {
+ public:
+  void reset() noexcept { *this = role_reader{}; }
+  void take(const resp::node& n) noexcept {
+    if (n.depth == 0) {
+      error_ = resp::is_error(n.type);
+      return;
+    }
+    if (n.depth != 1) return;
+    if (index_ == 0) master_ = n.value == "master";
+    if (index_ == 2 && master_ && resp::is_aggregate(n.type)) replicas_ = static_cast<std::int32_t>(n.size);
+    ++index_;
+  }
+  bool error() const noexcept { return error_; }
+  bool master() const noexcept { return master_; }
+  std::int32_t replicas() const noexcept { return replicas_; }
+
+ private:
+  std::size_t index_ = 0;
+  bool error_ = false;
+  bool master_ = false;
+  std::int32_t replicas_ = 0;
+};
+
+}  // namespace deadbolt::detail
