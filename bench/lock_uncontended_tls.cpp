@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   const deadbolt::bench::options opt(argc, argv, bench_name);
   const int port = static_cast<int>(opt.get("tls-port", 0L));
   const std::string ca_file = opt.get("ca-file", std::string());
-  const long slices = opt.get("slices", 16L);
+  const long slices = opt.get("slices", 24L);
   const double slice_s = static_cast<double>(opt.get("slice-ms", 400L)) / 1000;
   const long warm = opt.get("warmup", 2000L);
   const long slice_warm = opt.get("slice-warmup", 20L);
