@@ -14,10 +14,11 @@ class tls_cli {
   tls_cli(const char* bench, int port, std::string ca_file);
 
   int port() const { return port_; }
-  /// redis-cli's output for `arguments` (shell words, quoted by the caller); dies if it fails.
+  /// redis-cli's output for `arguments` (shell words, quoted by the caller); dies if redis-cli fails,
+  /// but not on an error reply (the callers check the answer).
   std::string run(const std::string& arguments);
-  command_counts commandstats() { return parse_commandstats(run("INFO commandstats")); }
-  void del(const std::string& key) { run("DEL " + key); }
+  command_counts commandstats();
+  void del(const std::string& key);
   /// SCRIPT LOAD of one of the library's embedded scripts; returns its SHA1 (dies if it is not the
   /// library's).
   std::string load_script(const deadbolt::detail::script& s);
