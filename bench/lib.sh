@@ -30,15 +30,58 @@ start_redis() {
   die "could not start redis-server"
 }
 
-# Waits until the server answers PING, or gives up after ~5 s or when it has exited.
+# wait_for_redis PORT [REDIS-CLI ARGS...]: waits until the server answers PING, or gives up after ~5 s
+# or when it has exited.
 wait_for_redis() {
   local i
   for i in $(seq 50); do
     kill -0 "$REDIS_PID" 2>/dev/null || return 1
-    [[ $(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null) == PONG ]] && return 0
+    [[ $(redis-cli -h 127.0.0.1 -p "$1" "${@:2}" ping 2>/dev/null) == PONG ]] && return 0
     sleep 0.1
   done
   return 1
+}
+
+# start_redis_tls: as start_redis, but the server speaks TLS only (--port 0) on REDIS_TLS_PORT, with a
+# certificate for IP:127.0.0.1 and DNS:localhost signed by a throwaway CA made here with `openssl`
+# (REDIS_TLS_CA, its PEM file); client certificates are not asked for. Exports both.
+start_redis_tls() {
+  command -v redis-server >/dev/null || die "redis-server not found: install Debian's redis-server"
+  command -v openssl >/dev/null || die "openssl not found: install Debian's openssl"
+  REDIS_DIR=$(mktemp -d)
+  trap stop_redis EXIT
+  make_tls_certificates "$REDIS_DIR" || die "could not make the TLS certificates"
+  local attempt port
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+    port=$((20000 + RANDOM % 40000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
+    redis-server --bind 127.0.0.1 --port 0 --tls-port "$port" --save "" --appendonly no \
+      --tls-cert-file "$REDIS_DIR/server.pem" --tls-key-file "$REDIS_DIR/server.key" \
+      --tls-ca-cert-file "$REDIS_DIR/ca.pem" --tls-auth-clients no \
+      --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" &
+    REDIS_PID=$!
+    if wait_for_redis "$port" --tls --cacert "$REDIS_DIR/ca.pem"; then
+      export REDIS_TLS_PORT=$port REDIS_TLS_CA=$REDIS_DIR/ca.pem
+      echo "bench: redis-server with TLS on 127.0.0.1:$port (pid $REDIS_PID)" >&2
+      return 0
+    fi
+    stop_redis_process
+  done
+  cat "$REDIS_DIR/redis.log" >&2 2>/dev/null
+  die "could not start redis-server with TLS"
+}
+
+# make_tls_certificates DIR: DIR/ca.{pem,key}, a CA valid for two days, and DIR/server.{pem,key} signed
+# by it (as tests/support/redis-tls-fixture makes them: P-256 keys, names in subjectAltName).
+make_tls_certificates() {
+  local dir=$1
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out "$dir/ca.key" 2>/dev/null &&
+    openssl req -x509 -new -key "$dir/ca.key" -subj "/CN=deadbolt-bench-ca" -days 2 -out "$dir/ca.pem" 2>/dev/null &&
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out "$dir/server.key" 2>/dev/null &&
+    openssl req -new -key "$dir/server.key" -subj "/CN=deadbolt-bench-server" -out "$dir/server.csr" 2>/dev/null &&
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$dir/server.ext" &&
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 2 \
+      -extfile "$dir/server.ext" -out "$dir/server.pem" 2>/dev/null
 }
 
 stop_redis_process() {

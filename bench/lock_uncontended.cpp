@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "pair_chain.hpp"
 #include "deadbolt/blocking.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/port/asio.hpp"
@@ -31,8 +32,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using deadbolt::bench::clock_type;
+using deadbolt::bench::pair_chain;
+using deadbolt::bench::pair_result;
+using deadbolt::bench::slice_ratios;
 constexpr const char* bench_name = "lock_uncontended";
-constexpr deadbolt::owner_id owner = 1;
 
 // A metrics hook that counts what the lock/unlock path reports (called on the io thread only).
 class counting_metrics final : public deadbolt::metrics_hook {
@@ -51,72 +54,9 @@ class counting_metrics final : public deadbolt::metrics_hook {
   std::int64_t waited_ns = 0, held_ns = 0;
 };
 
-struct run_result {
-  double pairs_per_s = 0;
-  std::size_t allocations = 0;
-  double cpu_us = 0;  // the client process's CPU time over the measured part
-  long pairs = 0;     // measured
-};
-
-// lock -> unlock -> lock ... : `warm` pairs, then pairs for `seconds`; allocations and time are taken
-// over the measured pairs only, from inside the chain (so the first call, made from outside the io
-// thread, is not counted).
-class pair_chain {
- public:
-  pair_chain(asio::io_context& io, deadbolt::reentrant_lock lock, std::chrono::milliseconds lease, long warm,
-             double seconds)
-      : io_(io), lock_(std::move(lock)), lease_(lease), warm_(warm), seconds_wanted_(seconds) {}
-
-  run_result run() {
-    asio::post(io_, [this] { next(); });
-    io_.restart();
-    io_.run();
-    if (!error_.empty()) deadbolt::bench::die(bench_name, error_);
-    const long measured = done_ - warm_;
-    return {static_cast<double>(measured) / seconds_, allocations_, cpu_us_, measured};
-  }
-
- private:
-  void next() {
-    if (done_ == warm_) {
-      deadbolt::bench::start_counting_allocations();
-      start_ = clock_type::now();
-      cpu_start_ = deadbolt::bench::process_cpu_us();
-    }
-    lock_.async_try_lock(owner, 0ms, lease_, [this](std::error_code ec, bool acquired) {
-      if (ec || !acquired) return fail(ec ? "lock: " + ec.message() : "lock: not acquired (uncontended?)");
-      lock_.async_unlock(owner, [this](std::error_code ec) {
-        if (ec) return fail("unlock: " + ec.message());
-        ++done_;
-        if (done_ <= warm_ || deadbolt::bench::seconds_since(start_) < seconds_wanted_) return next();
-        allocations_ = deadbolt::bench::stop_counting_allocations();
-        seconds_ = deadbolt::bench::seconds_since(start_);
-        cpu_us_ = deadbolt::bench::process_cpu_us() - cpu_start_;
-        io_.stop();
-      });
-    });
-  }
-  void fail(const std::string& what) {
-    deadbolt::bench::stop_counting_allocations();
-    error_ = what;
-    io_.stop();
-  }
-
-  asio::io_context& io_;
-  deadbolt::reentrant_lock lock_;
-  std::chrono::milliseconds lease_;
-  long warm_, done_ = 0;
-  double seconds_wanted_;
-  clock_type::time_point start_;
-  double seconds_ = 0;
-  double cpu_start_ = 0, cpu_us_ = 0;
-  std::size_t allocations_ = 0;
-  std::string error_;
-};
-
 // The same pairs through the blocking API, from this thread: try_lock_for(0, lease) -> unlock -> ...
 // Allocations are counted on every thread (the caller's and the blocking client's loop).
-run_result blocking_pairs(deadbolt::blocking_lock& lock, std::chrono::milliseconds lease, long warm, double seconds) {
+pair_result blocking_pairs(deadbolt::blocking_lock& lock, std::chrono::milliseconds lease, long warm, double seconds) {
   std::error_code ec;
   auto pair = [&] {
     if (!lock.try_lock_for(0ms, lease, ec) || ec) {
@@ -138,27 +78,6 @@ run_result blocking_pairs(deadbolt::blocking_lock& lock, std::chrono::millisecon
   const double elapsed = deadbolt::bench::seconds_since(start);
   return {static_cast<double>(pairs) / elapsed, allocations, deadbolt::bench::process_cpu_us() - cpu_start, pairs};
 }
-
-// One side (fixed lease, watchdog, hooks or blocking) over all its slices.
-struct side {
-  std::vector<double> ratios;
-  std::vector<run_result> runs;
-  std::size_t max_allocs_per_slice = 0;
-  double allocs_per_pair = 0;  // the worst slice's
-
-  void add(const run_result& r, double raw_per_s) {
-    runs.push_back(r);
-    ratios.push_back(r.pairs_per_s / (raw_per_s / 2));
-    if (r.pairs > 0) {
-      allocs_per_pair = std::max(allocs_per_pair, static_cast<double>(r.allocations) / static_cast<double>(r.pairs));
-    }
-  }
-  double quantile(double q) const {
-    std::vector<double> v = ratios;
-    std::sort(v.begin(), v.end());
-    return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
-  }
-};
 
 }  // namespace
 
@@ -214,14 +133,14 @@ int main(int argc, char** argv) {
   // (Not on a cluster: redis-benchmark's key there would belong to any master.)
   const double redis_benchmark =
       cluster_ports.empty() ? deadbolt::bench::raw_evalsha_per_s(probe, sha, 1, 1, raw_requests) : 0;
-  pair_chain(io, lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
-  pair_chain(io, lock, 0ms, warm, 0).run();
-  pair_chain(io, hooked_lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
+  pair_chain(bench_name, io, lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
+  pair_chain(bench_name, io, lock, 0ms, warm, 0).run();
+  pair_chain(bench_name, io, hooked_lock, std::chrono::milliseconds(lease_ms), warm, 0).run();
   blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), warm, 0);
 
   const std::string raw_key = tag + "bench-raw-slices", raw_owner = "owner:1", raw_lease = std::to_string(lease_ms);
   auto raw = [&] { return probe.raw_slice_per_s(sha, raw_key, raw_lease, raw_owner, slice_s); };
-  side leased, watchdog, hooks, blocking;
+  slice_ratios leased, watchdog, hooks, blocking;
   long hooked_events = 0, hooked_pairs = 0;
   std::vector<double> raws;
   std::uint64_t evalsha = 0, dels = 0;
@@ -231,23 +150,25 @@ int main(int argc, char** argv) {
     const deadbolt::bench::command_counts before = probe.commandstats();
     // Each slice starts with a few unmeasured pairs: switching between the two modes arms or idles the
     // watchdog's timer once, which is not the steady state being measured.
-    const run_result a = pair_chain(io, lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
+    const pair_result a =
+        pair_chain(bench_name, io, lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
     const deadbolt::bench::command_counts after = probe.commandstats();
     evalsha += deadbolt::bench::delta(before, after, "evalsha");
     dels += deadbolt::bench::delta(before, after, "del");
     leased_pairs += a.pairs + slice_warm;  // the commands counted include the unmeasured pairs
     const double raw_middle = raw();
     leased.add(a, (raw_before + raw_middle) / 2);
-    const run_result b = pair_chain(io, lock, 0ms, slice_warm, slice_s).run();
+    const pair_result b = pair_chain(bench_name, io, lock, 0ms, slice_warm, slice_s).run();
     const double raw_after = raw();
     watchdog.add(b, (raw_middle + raw_after) / 2);
     const long events_before = metrics->events;
-    const run_result c = pair_chain(io, hooked_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
+    const pair_result c =
+        pair_chain(bench_name, io, hooked_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
     hooked_events += metrics->events - events_before;
     hooked_pairs += c.pairs + slice_warm;
     const double raw_last = raw();
     hooks.add(c, (raw_after + raw_last) / 2);
-    const run_result d = blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s);
+    const pair_result d = blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s);
     const double raw_end = raw();
     blocking.add(d, (raw_last + raw_end) / 2);
     raws.push_back(raw_before);

@@ -105,11 +105,9 @@ bool server_probe::owns(const std::string& key) {
   return mine;
 }
 
-command_counts server_probe::commandstats() {
-  redisReply* reply = run("INFO commandstats");
+command_counts parse_commandstats(const std::string& info) {
   command_counts counts;
-  std::istringstream lines(std::string(reply->str, reply->len));
-  freeReplyObject(reply);
+  std::istringstream lines(info);
   std::string line;
   // cmdstat_evalsha:calls=600000,usec=...   (subcommands: cmdstat_script|load:...)
   while (std::getline(lines, line)) {
@@ -122,6 +120,13 @@ command_counts server_probe::commandstats() {
                                          std::strtoull(line.c_str() + usec + 6, nullptr, 10)};
   }
   return counts;
+}
+
+command_counts server_probe::commandstats() {
+  redisReply* reply = run("INFO commandstats");
+  const std::string info(reply->str, reply->len);
+  freeReplyObject(reply);
+  return parse_commandstats(info);
 }
 
 long long server_probe::pttl(const std::string& key) {
@@ -163,9 +168,6 @@ double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int client
   return rate;
 }
 
-namespace {
-
-// Runs a redis-benchmark command line with --csv and returns its EVALSHA requests per second.
 double redis_benchmark_evalsha(const std::string& command) {
   FILE* out = popen(command.c_str(), "r");
   if (out == nullptr) die("redis-benchmark", "cannot run: " + command);
@@ -181,8 +183,6 @@ double redis_benchmark_evalsha(const std::string& command) {
   if (!(rate > 0)) die("redis-benchmark", "unexpected output:\n" + text);
   return rate;
 }
-
-}  // namespace
 
 double raw_cluster_evalsha_per_s(int seed_port, const std::string& sha, int clients, int pipeline, long requests,
                                  long keyspace) {

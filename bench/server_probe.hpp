@@ -62,6 +62,9 @@ inline std::uint64_t delta(const command_counts& before, const command_counts& a
   return delta_stat(before, after, cmd).calls;
 }
 
+/// The per-command figures in the text of INFO commandstats.
+command_counts parse_commandstats(const std::string& info);
+
 /// A plain hiredis connection to the benchmark's server, for measuring from the side.
 class server_probe {
  public:
@@ -98,6 +101,9 @@ class server_probe {
 /// `key` (its port; dies if none does).
 std::string cluster_url(const std::string& ports);
 int cluster_node_serving(const char* bench, const std::string& ports, const std::string& key);
+
+/// Runs a redis-benchmark command line that ends in `--csv EVALSHA ...`; returns its requests per second.
+double redis_benchmark_evalsha(const std::string& command);
 
 /// Runs redis-benchmark (redis-tools) on the server: `-c clients -P pipeline -n requests` EVALSHA of
 /// the acquire script on one key (1 key, lease 30000, owner "owner:1"; the same owner re-enters, so

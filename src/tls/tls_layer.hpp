@@ -19,7 +19,7 @@ class tls_layer {
  public:
   using socket_type = asio::generic::stream_protocol::socket;
 
-  tls_layer(socket_type& socket, const tls_context& context) : stream_(socket, context.native()) {}
+  tls_layer(socket_type& socket, const tls_context& context);
 
   /// Sets SNI and the name the certificate must carry: tls_config::server_name, else `host`
   /// (an IP address is checked against the certificate's IP entries and sends no SNI).
