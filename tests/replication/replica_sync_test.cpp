@@ -1,0 +1,221 @@
+// Replica sync (config::replica_sync) on a plain master with one replica (tests/support/redis-sentinel-
+// fixture with one replica and one sentinel, which alone can never start a failover): WAIT follows the
+// scripts that write a hold; with the replica stopped (SIGSTOP, so the master still lists it) an
+// acquire is undone and tried again, and fails cleanly once the tries are spent, leaving nothing on
+// the master; an unlock is retried and then reported; a semaphore's permits are given back.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "deadbolt/deadbolt.hpp"
+#include "support/lock_test.hpp"
+#include "support/redis_sentinel.hpp"
+#include "support/sync.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::errc;
+using deadbolt::test::redis_sentinel_group;
+using deadbolt::test::redis_server;
+using deadbolt::test::unique_name;
+
+namespace replica_sync_test {
+
+deadbolt::config synced_config(const redis_server& master) {
+  deadbolt::config cfg;
+  cfg.url = master.url();
+  cfg.connect_timeout = 1000ms;
+  cfg.command_timeout = 1000ms;
+  cfg.replica_sync_timeout = 200ms;
+  cfg.replica_sync_retries = 2;
+  cfg.replica_sync_retry_delay = 50ms;
+  return cfg;
+}
+
+/// How many times `master` ran `command` so far (INFO commandstats).
+long calls_of(const redis_server& master, const std::string& command) {
+  const std::string stats = master.cli("info commandstats");
+  const std::string key = "cmdstat_" + command + ":calls=";
+  const auto at = stats.find(key);
+  return at == std::string::npos ? 0 : std::stol(stats.substr(at + key.size()));
+}
+
+/// The replica is stopped for the scope; the master still lists it (it has not timed out).
+class stopped_replica {
+ public:
+  explicit stopped_replica(const redis_server& replica) : replica_(replica) { replica_.pause(); }
+  ~stopped_replica() { replica_.resume(); }
+
+ private:
+  redis_server replica_;
+};
+
+/// Waits until `replica` has caught up with `master` (its offset reaches the master's), within 10 s.
+void synced(const redis_server& master, const redis_server& replica) {
+  // ROLE through redis-cli, a line a word: master "master\n<offset>\n..."; replica
+  // "slave\n<host>\n<port>\n<state>\n<offset>".
+  const auto lines_of = [](const std::string& role) {
+    std::size_t at = 0;
+    std::vector<std::string> lines;
+    while (at <= role.size()) {
+      const auto end = role.find('\n', at);
+      lines.push_back(role.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    return lines;
+  };
+  REQUIRE(deadbolt::test::eventually(
+      [&] {
+        const auto m = lines_of(master.cli("role"));
+        const auto r = lines_of(replica.cli("role"));
+        return m.size() > 1 && r.size() > 4 && r[3] == "connected" && m[1] == r[4];
+      },
+      10s));
+}
+
+}  // namespace replica_sync_test
+
+using namespace replica_sync_test;
+
+TEST_CASE("replica sync: with the replica up, an acquire and an unlock are each followed by one WAIT") {
+  redis_sentinel_group group;
+  const redis_server master = group.data_nodes()[0];
+  const redis_server replica = group.data_nodes()[1];
+  synced(master, replica);
+  deadbolt::blocking_client bc(synced_config(master));
+  const std::string name = unique_name("synced");
+  auto lock = bc.lock(name);
+  std::error_code ec;
+  REQUIRE(lock.try_lock_for(2s, 30s, ec));  // the scripts are cached on the server from here on
+  REQUIRE_FALSE(ec);
+  lock.unlock(ec);
+  REQUIRE_FALSE(ec);
+  const long waits_before = calls_of(master, "wait");
+  const long scripts_before = calls_of(master, "evalsha");
+  REQUIRE(lock.try_lock_for(2s, 30s, ec));
+  CHECK(replica.cli("hlen " + name) == "1");  // WAIT returned: the replica has the hold
+  lock.unlock(ec);
+  CHECK_FALSE(ec);
+  CHECK(calls_of(master, "wait") - waits_before == 2);
+  CHECK(calls_of(master, "evalsha") - scripts_before == 2);
+  CHECK(master.cli("exists " + name) == "0");
+}
+
+TEST_CASE("replica sync: the replica stopped, an acquire is undone and tried again, then fails leaving nothing") {
+  redis_sentinel_group group;
+  const redis_server master = group.data_nodes()[0];
+  const redis_server replica = group.data_nodes()[1];
+  synced(master, replica);
+
+  SUBCASE("a reentrant lock") {
+    deadbolt::blocking_client bc(synced_config(master));
+    REQUIRE_FALSE(bc.connect());
+    const std::string name = unique_name("unsynced");
+    auto lock = bc.lock(name);
+    const long scripts_before = calls_of(master, "evalsha");
+    std::error_code ec;
+    {
+      stopped_replica stopped(replica);
+      CHECK_FALSE(lock.try_lock(ec));
+      CHECK(ec == errc::replicas_not_synced);
+      CHECK(master.cli("exists " + name) == "0");  // every try was undone
+      CHECK(master.cli("keys redisson_lock__channel*") == "");
+    }
+    // Three tries (one and two retries), each undone: six scripts.
+    CHECK(calls_of(master, "evalsha") - scripts_before == 6);
+    synced(master, replica);
+    CHECK(lock.try_lock(ec));  // the replica is back: taken at the first try
+    CHECK_FALSE(ec);
+    lock.unlock(ec);
+    CHECK_FALSE(ec);
+  }
+  SUBCASE("replica_sync off: taken at once, however far behind the replica is") {
+    deadbolt::config cfg = synced_config(master);
+    cfg.replica_sync = deadbolt::replica_sync_mode::off;
+    deadbolt::blocking_client bc(cfg);
+    const std::string name = unique_name("off");
+    auto lock = bc.lock(name);
+    std::error_code ec;
+    const long waits_before = calls_of(master, "wait");
+    {
+      stopped_replica stopped(replica);
+      CHECK(lock.try_lock(ec));
+      CHECK_FALSE(ec);
+      lock.unlock(ec);
+      CHECK_FALSE(ec);
+    }
+    CHECK(calls_of(master, "wait") == waits_before);
+  }
+  SUBCASE("the replica comes back during the retries: taken") {
+    deadbolt::config cfg = synced_config(master);
+    cfg.replica_sync_retries = 20;
+    deadbolt::blocking_client bc(cfg);
+    REQUIRE_FALSE(bc.connect());
+    const std::string name = unique_name("resumed");
+    auto lock = bc.lock(name);
+    replica.pause();
+    std::thread resume([&] {
+      std::this_thread::sleep_for(600ms);  // a few tries fail first
+      replica.resume();
+    });
+    std::error_code ec;
+    const long scripts_before = calls_of(master, "evalsha");
+    const bool taken = lock.try_lock(ec);
+    resume.join();
+    CHECK(taken);
+    CHECK_FALSE(ec);
+    CHECK(calls_of(master, "evalsha") - scripts_before >= 3);  // at least one try undone
+    CHECK(master.cli("hlen " + name) == "1");
+    lock.unlock(ec);
+    CHECK_FALSE(ec);
+  }
+}
+
+TEST_CASE("replica sync: an unlock the replica did not acknowledge is sent again, then reported; the release stands") {
+  redis_sentinel_group group;
+  const redis_server master = group.data_nodes()[0];
+  const redis_server replica = group.data_nodes()[1];
+  synced(master, replica);
+  deadbolt::blocking_client bc(synced_config(master));
+  const std::string name = unique_name("unlock-unsynced");
+  auto lock = bc.lock(name);
+  std::error_code ec;
+  REQUIRE(lock.try_lock(ec));
+  const long scripts_before = calls_of(master, "evalsha");
+  {
+    stopped_replica stopped(replica);
+    lock.unlock(ec);
+    CHECK(ec == errc::replicas_not_synced);
+    CHECK(master.cli("exists " + name) == "0");
+  }
+  CHECK(calls_of(master, "evalsha") - scripts_before == 3);  // the unlock and its two resends (one latch)
+  synced(master, replica);
+  CHECK(lock.try_lock(ec));  // released for good: the hold table let it go too
+  CHECK_FALSE(ec);
+  lock.unlock(ec);
+}
+
+TEST_CASE("replica sync: a semaphore acquire no replica acknowledged gives its permits back") {
+  redis_sentinel_group group;
+  const redis_server master = group.data_nodes()[0];
+  const redis_server replica = group.data_nodes()[1];
+  synced(master, replica);
+  deadbolt::blocking_client bc(synced_config(master));
+  const std::string name = unique_name("sem-unsynced");
+  auto sem = bc.semaphore(name);
+  std::error_code ec;
+  REQUIRE(sem.try_set_permits(3, ec));
+  {
+    stopped_replica stopped(replica);
+    CHECK_FALSE(sem.try_acquire(2, 0ms, ec));
+    CHECK(ec == errc::replicas_not_synced);
+    CHECK(master.cli("get " + name) == "3");
+  }
+  synced(master, replica);
+  CHECK(sem.try_acquire(2, 0ms, ec));
+  CHECK_FALSE(ec);
+  CHECK(master.cli("get " + name) == "1");
+}
