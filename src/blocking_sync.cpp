@@ -1,5 +1,6 @@
 // The blocking semaphores and latch: each call is its async handle's operation, run with the blocking
 // token (src/detail/blocking_token.hpp).
+#include "blocking_client_loop.hpp"
 #include "deadbolt/blocking.hpp"
 #include "detail/blocking_call.hpp"
 
@@ -8,6 +9,20 @@ namespace deadbolt {
 using detail::or_raise;
 using detail::through;
 using detail::timed_wait;
+
+// ---- the blocking client's factories (here, not in blocking_client.cpp: see blocking_client_loop.hpp)
+
+blocking_semaphore blocking_client::semaphore(std::string_view name) {
+  return {loop_->async->semaphore(name), loop_->gate};
+}
+
+blocking_expirable_semaphore blocking_client::expirable_semaphore(std::string_view name) {
+  return {loop_->async->expirable_semaphore(name), loop_->gate};
+}
+
+blocking_count_down_latch blocking_client::count_down_latch(std::string_view name) {
+  return {loop_->async->count_down_latch(name), loop_->gate};
+}
 
 // ---- blocking_semaphore -------------------------------------------------------------------------------
 

@@ -10,25 +10,16 @@
 #endif
 
 namespace deadbolt::detail {
-namespace {
 
-std::unique_ptr<master_finder> sentinels_of(const asio::any_io_executor& ex, const endpoint& ep, const config& cfg,
-                                            master_finder::listener& owner) {
 #if DEADBOLT_HAS_SENTINEL
-  if (ep.is_sentinel()) return std::make_unique<sentinel_finder>(ex, ep, cfg, owner);
-#else
-  (void)ex, (void)ep, (void)cfg, (void)owner;  // config::validate() refused sentinel URLs
-#endif
-  return nullptr;
-}
-
-}  // namespace
 
 single_node::single_node(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
     : executor_(std::move(ex)),
       ep_(ep),
       cfg_(cfg),
-      sentinels_(sentinels_of(executor_, ep_, cfg_, static_cast<master_finder::listener&>(*this))),
+      sentinels_(ep_.is_sentinel() ? std::make_unique<sentinel_finder>(executor_, ep_, cfg_,
+                                                                        static_cast<master_finder::listener&>(*this))
+                                   : nullptr),
       commands_(std::make_shared<connection>(executor_, ep_, addresses(), cfg_, connection::role::command)) {
   if (sentinels_) {
     commands_->set_redirect_handler(this);
@@ -75,6 +66,24 @@ void single_node::start_watch() {
   if (sentinels_) sentinels_->watch();
 }
 
+#else  // config::validate() refused sentinel URLs
+
+single_node::single_node(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
+    : executor_(std::move(ex)),
+      ep_(ep),
+      cfg_(cfg),
+      commands_(std::make_shared<connection>(executor_, ep_, addresses(), cfg_, connection::role::command)) {}
+
+single_node::~single_node() { close(); }
+
+std::unique_ptr<address_source> single_node::addresses() const {
+  return std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep_)});
+}
+
+void single_node::start_watch() {}
+
+#endif
+
 void single_node::submit(request& r) {
   if (!started_) {
     started_ = true;
@@ -99,7 +108,9 @@ void single_node::stop_subscribers() {
 }
 
 void single_node::close() {
+#if DEADBOLT_HAS_SENTINEL
   if (sentinels_) sentinels_->stop();
+#endif
   if (subs_) subs_->stop();
   commands_->stop();
 }

@@ -16,10 +16,17 @@
 
 namespace deadbolt::detail {
 
-class single_node final : public topology,
-                          private redirect_handler,
-                          private connection_listener,
-                          private master_finder::listener {
+#ifndef DEADBOLT_HAS_SENTINEL
+#error "DEADBOLT_HAS_SENTINEL must be defined (src/CMakeLists.txt): it changes this class"
+#endif
+
+// Without Sentinel (DEADBOLT_SENTINEL=OFF) the class has none of the failover handling (its virtual
+// overrides would keep that code in every static program).
+class single_node final : public topology
+#if DEADBOLT_HAS_SENTINEL
+    , private redirect_handler, private connection_listener, private master_finder::listener
+#endif
+{
  public:
   single_node(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
   ~single_node() override;
@@ -34,21 +41,27 @@ class single_node final : public topology,
 
  private:
   std::unique_ptr<address_source> addresses() const;
+  void start_watch();
+#if DEADBOLT_HAS_SENTINEL
   void on_redirect(request& r, std::string_view error_text) override;
   void on_connected() override { demoted_ = false; }
   void on_disconnected(std::error_code) override {}
   void on_master_switched() override;
-  void start_watch();
+#endif
 
   asio::any_io_executor executor_;
   endpoint ep_;
   const config& cfg_;
+#if DEADBOLT_HAS_SENTINEL
   std::unique_ptr<master_finder> sentinels_;  // behind Sentinel only
+#endif
   std::shared_ptr<connection> commands_;
   std::shared_ptr<subscriber> subs_;
   bool started_ = false;
+#if DEADBOLT_HAS_SENTINEL
   bool demoted_ = false;  // a READONLY came: the connection is being moved to the new master
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+#endif
 };
 
 }  // namespace deadbolt::detail

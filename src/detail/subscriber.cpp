@@ -1,70 +1,11 @@
 #include "detail/subscriber.hpp"
 
 #include <algorithm>
-#include <functional>
 
 #include "deadbolt/error.hpp"
+#include "detail/subscriber_link.hpp"
 
 namespace deadbolt::detail {
-
-// (S)SUBSCRIBE / (S)UNSUBSCRIBE for one channel; reused from a pool. On a subscriber connection a
-// command is done once written: the server's confirmation arrives as a push.
-class subscriber::command final : public request {
- public:
-  explicit command(subscriber& owner) : owner_(owner) {}
-  void prepare(std::string_view verb, std::string_view channel) {
-    verb_ = verb;
-    channel_.assign(channel);
-  }
-  void encode(resp::encoder& e) override { e.command(verb_, channel_); }
-  void on_node(const resp::node&) override {}
-  void on_done(std::error_code) override { owner_.idle_commands_.push_back(this); }
-
- private:
-  subscriber& owner_;
-  std::string_view verb_;
-  std::string channel_;
-};
-
-// One subscriber connection: the classic one, or the one to a master serving sharded channels.
-struct subscriber::link final : connection_listener, push_handler {
-  link(subscriber& owner, std::uint16_t index, bool sharded, server_address where, std::shared_ptr<connection> c)
-      : owner(owner), index(index), sharded(sharded), where(std::move(where)), conn(std::move(c)) {
-    for (auto& part : parts) part.reserve(64);
-    conn->set_listener(this);
-    conn->set_push_handler(this);
-  }
-  ~link() {
-    conn->set_listener(nullptr);
-    conn->set_push_handler(nullptr);
-    conn->stop();
-  }
-
-  void on_connected() override { owner.link_connected(index); }
-  void on_disconnected(std::error_code) override { owner.link_lost(index); }
-  void on_connect_failed(std::error_code) override { owner.link_lost(index); }
-  void on_push_node(const resp::node& n, bool end_of_reply) override {
-    if (n.depth == 0) part = 0;
-    if (n.depth == 0 && (n.type == resp::type::simple_error || n.type == resp::type::blob_error)) {
-      owner.refused(index, n.value);
-      return;
-    }
-    if (n.depth == 1 && part < 3) parts[part++].assign(n.value);
-    if (!end_of_reply) return;
-    if (part == 3) owner.on_push(index, parts[0], parts[1], parts[2]);
-    part = 0;
-  }
-
-  subscriber& owner;
-  std::uint16_t index;
-  bool sharded;
-  server_address where;
-  std::shared_ptr<connection> conn;
-  bool started = false;
-  // The push being assembled: kind, channel, payload (copied: nodes are gone after on_push_node).
-  std::string parts[3];
-  std::size_t part = 0;
-};
 
 subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
     : subscriber(ex, ep, std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep)}), cfg) {}
@@ -150,36 +91,10 @@ void subscriber::place(std::uint32_t ch) {
 }
 
 std::uint16_t subscriber::home_of(std::string_view channel) {
-  if (router_ == nullptr) return classic_link;
-  switch (router_->pubsub_mode()) {
-    case channel_router::mode::unknown: return no_link;
-    case channel_router::mode::classic: return classic_link;
-    case channel_router::mode::sharded: break;
+  if constexpr (with_shards) {
+    if (router_ != nullptr) return sharded_home_of(channel);
   }
-  const server_address* owner = router_->channel_master(channel);
-  return owner == nullptr ? no_link : open_link(*owner);
-}
-
-std::uint16_t subscriber::open_link(const server_address& where) {
-  std::uint16_t unused = no_link;
-  for (std::uint16_t i = classic_link + 1; i < links_.size(); ++i) {
-    if (!links_[i]) {
-      if (unused == no_link) unused = i;
-    } else if (links_[i]->where == where) {
-      return i;
-    }
-  }
-  if (unused == no_link) {
-    // As many links as the cluster's node table allows; one per master is all a layout can name.
-    if (links_.size() >= links_.capacity()) return no_link;
-    unused = static_cast<std::uint16_t>(links_.size());
-    links_.emplace_back();
-  }
-  auto c = std::make_shared<connection>(executor_, ep_,
-                                        std::make_unique<static_addresses>(std::vector<server_address>{where}), cfg_,
-                                        connection::role::subscriber);
-  links_[unused] = std::make_unique<link>(*this, unused, true, where, std::move(c));
-  return unused;
+  return classic_link;
 }
 
 void subscriber::subscribe(std::uint32_t ch) {
@@ -209,7 +124,9 @@ void subscriber::send(std::uint16_t l, bool subscribe, std::string_view channel)
     idle_commands_.pop_back();
   }
   std::string_view verb = subscribe ? "SUBSCRIBE" : "UNSUBSCRIBE";
-  if (to.sharded) verb = subscribe ? "SSUBSCRIBE" : "SUNSUBSCRIBE";
+  if constexpr (with_shards) {
+    if (to.sharded) verb = subscribe ? "SSUBSCRIBE" : "SUNSUBSCRIBE";
+  }
   cmd->prepare(verb, channel);
   to.conn->submit(*cmd);
 }
@@ -219,34 +136,6 @@ void subscriber::free_channel(std::uint32_t ch) {
   channels_[ch].link = no_link;
   --channels_in_use_;
   report_use(table_kind::channels);
-}
-
-void subscriber::replace() {
-  if (stopped_) return;
-  bool moved = false;
-  for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
-    channel_entry& c = channels_[ch];
-    if (c.state == channel_state::free) continue;
-    const std::uint16_t home = home_of(c.name);
-    if (home == c.link && c.state != channel_state::unplaced) continue;
-    const bool wanted = c.waiters > 0 || c.contenders > 0;
-    const bool held = c.state == channel_state::subscribing || c.state == channel_state::subscribed;
-    if (home != c.link && held && links_[c.link]->conn->ready()) {
-      send(c.link, false, c.name);  // its confirmation comes from a link the channel left: ignored
-    }
-    moved = moved || (home != c.link && c.link != no_link);
-    if (!wanted) {
-      free_channel(ch);
-      continue;
-    }
-    c.link = home;
-    if (home == no_link) {
-      c.state = channel_state::unplaced;
-    } else {
-      subscribe(ch);
-    }
-  }
-  if (moved) arm_sweep();  // closes the links no channel uses any more
 }
 
 std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_policy policy,
@@ -388,18 +277,8 @@ void subscriber::sweep() {
       free_channel(static_cast<std::uint32_t>(&c - channels_.data()));  // the next connection does not subscribe it
     }
   }
-  close_idle_links();
+  if constexpr (with_shards) close_idle_links();
   if (more) arm_sweep();
-}
-
-void subscriber::close_idle_links() {
-  for (std::uint16_t l = classic_link + 1; l < links_.size(); ++l) {
-    if (!links_[l]) continue;
-    const bool used = std::any_of(channels_.begin(), channels_.end(), [l](const channel_entry& c) {
-      return c.state != channel_state::free && c.link == l;
-    });
-    if (!used) links_[l].reset();
-  }
 }
 
 void subscriber::link_connected(std::uint16_t l) {
@@ -418,20 +297,15 @@ void subscriber::link_lost(std::uint16_t l) {
   // Waiters stay parked, bounded by their timers; link_connected() resubscribes and the
   // confirmations wake them to re-check what they may have missed. A lost master may have failed
   // over: the router reads the layout again and replace() moves its channels to the new one.
-  if (router_ != nullptr && links_[l]->sharded) router_->layout_stale();
+  if constexpr (with_shards) {
+    if (router_ != nullptr && links_[l]->sharded) router_->layout_stale();
+  }
 }
 
 void subscriber::refused(std::uint16_t l, std::string_view error_text) {
-  if (!links_[l]->sharded || router_ == nullptr) return;  // classic: nothing to learn (waiters fall back to their timers)
-  // The shard does not serve a channel we subscribed there (it moved). Which one the error is about
-  // is not said: every channel of this link not confirmed yet is placed again once the router knows more.
-  for (auto& c : channels_) {
-    if (c.link == l && c.state == channel_state::subscribing) c.state = channel_state::unplaced;
-  }
-  if (router_->subscription_refused(error_text, links_[l]->where)) return;
-  if (!refusal_logged_) {
-    refusal_logged_ = true;  // not a redirection (NOPERM, ...): waiters wake by their timers only
-    observe_.log(log_level::warning, make_error_code(errc::server_error), error_text);
+  // Classic: nothing to learn (waiters fall back to their timers).
+  if constexpr (with_shards) {
+    if (links_[l]->sharded && router_ != nullptr) shard_refused(l, error_text);
   }
 }
 
@@ -440,7 +314,9 @@ void subscriber::on_push(std::uint16_t l, std::string_view kind, std::string_vie
   if (ch == none) return;
   channel_entry& c = channels_[ch];
   if (c.link != l) return;  // from a link the channel has left
-  if (links_[l]->sharded && !kind.empty() && kind.front() == 's') kind.remove_prefix(1);  // smessage, ssubscribe, ...
+  if constexpr (with_shards) {
+    if (links_[l]->sharded && !kind.empty() && kind.front() == 's') kind.remove_prefix(1);  // smessage, ssubscribe, ...
+  }
   if (kind == "message") {
     ++c.messages;
     std::uint32_t n = 1;
@@ -468,10 +344,12 @@ void subscriber::on_push(std::uint16_t l, std::string_view kind, std::string_vie
   } else if (kind == "unsubscribe") {
     if (c.state == channel_state::unsubscribing && c.waiters == 0 && c.contenders == 0) {
       free_channel(ch);
-    } else if (links_[l]->sharded && c.state == channel_state::subscribed && router_ != nullptr) {
-      // Unasked: the shard gave the channel's slot away. Subscribe where the new layout says.
-      c.state = channel_state::unplaced;
-      router_->layout_stale();
+    } else if constexpr (with_shards) {
+      if (links_[l]->sharded && c.state == channel_state::subscribed && router_ != nullptr) {
+        // Unasked: the shard gave the channel's slot away. Subscribe where the new layout says.
+        c.state = channel_state::unplaced;
+        router_->layout_stale();
+      }
     }
   }
 }

@@ -26,6 +26,10 @@
 #include "detail/observer.hpp"
 #include "detail/server_address.hpp"
 
+#ifndef DEADBOLT_HAS_CLUSTER
+#error "DEADBOLT_HAS_CLUSTER must be defined (src/CMakeLists.txt): it decides which members are built"
+#endif
+
 namespace deadbolt::detail {
 
 enum class wake_reason { message, timeout, resubscribed, cancelled, shutdown };
@@ -82,6 +86,7 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
 
   /// The router's answers may have changed: every channel not where it should be is subscribed
   /// there (unsubscribed from where it was), and its waiters re-check once the new subscription holds.
+  /// (Cluster builds only, like every sharded member: src/cluster/subscriber_shards.cpp.)
   void replace();
 
   /// Parks `w` on `channel` for at most `timeout`. Fails (without parking) with waiter_table_full or
@@ -108,6 +113,9 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   std::size_t channels() const noexcept { return channels_in_use_; }
 
  private:
+  /// Whether this build has the sharded links (src/cluster/subscriber_shards.cpp). Without them the
+  /// subscriber never refers to the sharded members, which are then declared but not defined.
+  static constexpr bool with_shards = DEADBOLT_HAS_CLUSTER;
   static constexpr std::uint32_t none = 0xffffffffu;
   static constexpr std::uint16_t no_link = 0xffff;
   static constexpr std::uint16_t classic_link = 0;
@@ -143,6 +151,7 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   void place(std::uint32_t ch);
   /// The link that serves `channel` now (opened on first use), or no_link.
   std::uint16_t home_of(std::string_view channel);
+  std::uint16_t sharded_home_of(std::string_view channel);
   std::uint16_t open_link(const server_address& where);
   void subscribe(std::uint32_t ch);
   void unsubscribe(std::uint32_t ch);
@@ -160,6 +169,7 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   void link_connected(std::uint16_t l);
   void link_lost(std::uint16_t l);
   void refused(std::uint16_t l, std::string_view error_text);
+  void shard_refused(std::uint16_t l, std::string_view error_text);
   void on_push(std::uint16_t l, std::string_view kind, std::string_view channel, std::string_view payload);
   /// Closes sharded links that no channel uses any more.
   void close_idle_links();

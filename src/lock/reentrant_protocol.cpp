@@ -152,20 +152,4 @@ const lock_protocol& spin_protocol() {
   return p;
 }
 
-const lock_protocol& protocol_of(lock_kind kind) {
-  switch (kind) {
-    case lock_kind::fenced: return fenced_protocol();
-    case lock_kind::spin: return spin_protocol();
-    case lock_kind::fair: return fair_protocol();
-    case lock_kind::read: return read_protocol();
-    case lock_kind::write: return write_protocol();
-    case lock_kind::reentrant: break;
-  }
-  return reentrant_protocol();
-}
-
-std::shared_ptr<const lock_names> make_lock_names(std::string_view name, lock_kind kind, const spin_backoff& backoff) {
-  return make_lock_names(name, kind, protocol_of(kind), backoff);
-}
-
 }  // namespace deadbolt::detail
