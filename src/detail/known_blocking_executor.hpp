@@ -1,11 +1,15 @@
 // An any_io_executor that knows its blocking property, for a strand to wrap. Asio's strand asks its
 // executor for execution::blocking on every dispatch, and an any_io_executor answers that query with
 // a heap allocation (Asio 1.22: the polymorphic result is new'd); this wrapper answers it from a
-// flag, so dispatching to the strand does not allocate. Everything else goes to the wrapped executor.
+// flag, so dispatching to the strand does not allocate. It also names the per-thread block cache as
+// its allocator, which the strand then uses for the handlers it queues (with an any_io_executor it
+// used Asio's two-block recycling cache, which several completions queued at once outgrow).
+// Everything else goes to the wrapped executor.
 #pragma once
 
 #include <utility>
 
+#include "deadbolt/detail/block_cache.hpp"
 #include "deadbolt/port/asio_config.hpp"
 
 #include <asio/any_io_executor.hpp>
@@ -30,6 +34,7 @@ class known_blocking_executor {
     if (never_) return asio::execution::blocking.never;
     return asio::execution::blocking.possibly;
   }
+  cached_allocator<void> query(asio::execution::allocator_t<void>) const noexcept { return {}; }
 
   known_blocking_executor require(asio::execution::blocking_t::never_t p) const {
     return known_blocking_executor(asio::require(ex_, p), true);
