@@ -10,18 +10,22 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <new>
 #include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "deadbolt/detail/async.hpp"
+#include "deadbolt/detail/block_cache.hpp"
 #include "deadbolt/port/asio_config.hpp"
 #include "deadbolt/reentrant_lock.hpp"
 
 #include <asio/any_io_executor.hpp>
+#include <asio/associated_allocator.hpp>
+#include <asio/associated_cancellation_slot.hpp>
+#include <asio/associated_executor.hpp>
 #include <asio/async_result.hpp>
 #include <asio/cancellation_signal.hpp>
 #include <asio/dispatch.hpp>
@@ -34,9 +38,12 @@ namespace detail {
 class multi_core;
 enum class multi_kind { all, quorum };
 
-/// value: 0 not acquired; acquired: 1 (multi lock) or the validity in ms (red lock).
-using multi_acquire_done = std::function<void(std::error_code, std::int64_t)>;
-using multi_unlock_done = std::function<void(std::error_code, std::vector<std::error_code>)>;
+/// How a composite acquisition ends: value 0 not acquired; acquired: 1 (multi lock) or the validity
+/// in ms (red lock). Completed once, on the composite's strand.
+using multi_acquire_done = basic_completion<std::int64_t>;
+/// How a composite unlock ends: the first failure and each member's outcome. Completed once, on the
+/// composite's strand.
+using multi_unlock_done = basic_completion<std::vector<std::error_code>>;
 
 /// `ex` runs the composite's state (wrapped in a strand); member completions are posted to it.
 std::shared_ptr<multi_core> make_multi_core(asio::any_io_executor ex, std::vector<reentrant_lock> locks,
@@ -47,23 +54,63 @@ std::size_t multi_size(const multi_core& core);
 /// tryLock with Redisson's waitTime rules). lease_ms 0: the members' watchdogs.
 void multi_acquire(const std::shared_ptr<multi_core>& core, owner_id owner, std::int64_t wait_ms,
                    std::int64_t lease_ms, bool until_acquired, asio::cancellation_slot slot,
-                   multi_acquire_done done);
-void multi_unlock(const std::shared_ptr<multi_core>& core, owner_id owner, multi_unlock_done done);
+                   multi_acquire_done& done);
+void multi_unlock(const std::shared_ptr<multi_core>& core, owner_id owner, multi_unlock_done& done);
+/// Keeps a result vector's buffer for the next unlock on this thread (the handler did not take it).
+void recycle_unlock_results(std::vector<std::error_code>& each) noexcept;
 
-struct result_void_adapter {
-  using signature = void(std::error_code);
+struct result_each {
+  using value_type = std::vector<std::error_code>;
+  using signature = void(std::error_code, std::vector<std::error_code>);
   template <typename H>
-  static void call(H& h, std::error_code ec, std::int64_t) { std::move(h)(ec); }
+  static void call(H& h, std::error_code ec, std::vector<std::error_code>&& each) {
+    std::move(h)(ec, std::move(each));
+    recycle_unlock_results(each);  // a handler that took `each` by reference left its buffer here
+  }
 };
-struct multi_result_bool {
-  using signature = void(std::error_code, bool);
-  template <typename H>
-  static void call(H& h, std::error_code ec, std::int64_t v) { std::move(h)(ec, v != 0); }
-};
-struct multi_result_validity {
-  using signature = void(std::error_code, std::chrono::milliseconds);
-  template <typename H>
-  static void call(H& h, std::error_code ec, std::int64_t v) { std::move(h)(ec, std::chrono::milliseconds(v)); }
+
+/// A composite operation's handler, in memory from the handler's associated allocator (by default
+/// the per-thread block cache), so steady-state composites do not allocate. The composite completes
+/// on its strand: a handler without an executor of its own runs right there (what a dispatch to the
+/// strand does), one with an executor is dispatched to it.
+template <typename Handler, typename Result>
+class multi_completion final : public basic_completion<typename Result::value_type> {
+ public:
+  using value_type = typename Result::value_type;
+
+  static multi_completion* create(Handler&& h) {
+    auto alloc = rebound(h);
+    auto* p = std::allocator_traits<decltype(alloc)>::allocate(alloc, 1);
+    return new (p) multi_completion(std::move(h));
+  }
+
+  void complete(std::error_code ec, value_type value) override {
+    Handler h(std::move(handler_));
+    destroy(this, h);
+    if constexpr (std::is_same_v<asio::associated_executor_t<Handler, asio::system_executor>, asio::system_executor>) {
+      Result::call(h, ec, std::move(value));
+    } else {
+      auto ex = asio::get_associated_executor(h);
+      asio::dispatch(ex, [h = std::move(h), ec, value = std::move(value)]() mutable {
+        Result::call(h, ec, std::move(value));
+      });
+    }
+  }
+
+ private:
+  explicit multi_completion(Handler&& h) : handler_(std::move(h)) {}
+  static auto rebound(Handler& h) {
+    auto base = asio::get_associated_allocator(h, cached_allocator<void>());
+    using traits = std::allocator_traits<decltype(base)>;
+    return typename traits::template rebind_alloc<multi_completion>(base);
+  }
+  static void destroy(multi_completion* self, Handler& h) {
+    auto alloc = rebound(h);
+    self->~multi_completion();
+    std::allocator_traits<decltype(alloc)>::deallocate(alloc, self, 1);
+  }
+
+  Handler handler_;
 };
 
 /// What both composites share: construction, the executor, acquisition plumbing and unlock.
@@ -92,30 +139,18 @@ class multi_lock_base {
     return asio::async_initiate<Token, typename Result::signature>(
         [](auto handler, std::shared_ptr<multi_core> core, owner_id owner, std::int64_t wait_ms,
            std::int64_t lease_ms, bool until_acquired) {
-          using handler_type = std::decay_t<decltype(handler)>;
           auto slot = asio::get_associated_cancellation_slot(handler);
-          auto h = std::make_shared<handler_type>(std::move(handler));
-          executor_type fallback = multi_executor(*core);
-          multi_acquire(core, owner, wait_ms, lease_ms, until_acquired, slot,
-                        [h, fallback](std::error_code ec, std::int64_t v) {
-                          auto ex = asio::get_associated_executor(*h, fallback);
-                          asio::dispatch(ex, [h, ec, v] { Result::call(*h, ec, v); });
-                        });
+          auto* done = multi_completion<std::decay_t<decltype(handler)>, Result>::create(std::move(handler));
+          multi_acquire(core, owner, wait_ms, lease_ms, until_acquired, slot, *done);
         },
         token, core_, owner, wait_ms, lease_ms, until_acquired);
   }
 
   template <typename Token>
   auto unlock(owner_id owner, Token&& token) {
-    return asio::async_initiate<Token, void(std::error_code, std::vector<std::error_code>)>(
+    return asio::async_initiate<Token, result_each::signature>(
         [](auto handler, std::shared_ptr<multi_core> core, owner_id owner) {
-          using handler_type = std::decay_t<decltype(handler)>;
-          auto h = std::make_shared<handler_type>(std::move(handler));
-          executor_type fallback = multi_executor(*core);
-          multi_unlock(core, owner, [h, fallback](std::error_code ec, std::vector<std::error_code> each) {
-            auto ex = asio::get_associated_executor(*h, fallback);
-            asio::dispatch(ex, [h, ec, each = std::move(each)]() mutable { std::move(*h)(ec, std::move(each)); });
-          });
+          multi_unlock(core, owner, *multi_completion<std::decay_t<decltype(handler)>, result_each>::create(std::move(handler)));
         },
         token, core_, owner);
   }
@@ -153,7 +188,7 @@ class multi_lock : public detail::multi_lock_base {
   }
   template <typename Token>
   auto async_lock(owner_id owner, std::chrono::milliseconds lease, Token&& token) {
-    return acquire<detail::result_void_adapter>(owner, 0, lease.count(), true, std::forward<Token>(token));
+    return acquire<detail::result_void>(owner, 0, lease.count(), true, std::forward<Token>(token));
   }
   /// One attempt per member, no waiting. Signature: void(std::error_code, bool acquired).
   template <typename Token>
@@ -167,12 +202,13 @@ class multi_lock : public detail::multi_lock_base {
   template <typename Token>
   auto async_try_lock(owner_id owner, std::chrono::milliseconds wait, std::chrono::milliseconds lease,
                       Token&& token) {
-    return acquire<detail::multi_result_bool>(owner, wait.count() < 0 ? 0 : wait.count(), lease.count(), false,
-                                              std::forward<Token>(token));
+    return acquire<detail::result_bool>(owner, wait.count() < 0 ? 0 : wait.count(), lease.count(), false,
+                                        std::forward<Token>(token));
   }
   /// Releases one hold on every member (in parallel), even after some fail.
   /// Signature: void(std::error_code first, std::vector<std::error_code> each): `each[i]` is member
-  /// i's outcome, `first` the first failure in member order (empty if all were released).
+  /// i's outcome, `first` the first failure in member order (empty if all were released). A handler
+  /// that takes `each` by reference leaves its buffer to the next unlock on that thread (no allocation).
   template <typename Token>
   auto async_unlock(owner_id owner, Token&& token) {
     return unlock(owner, std::forward<Token>(token));
@@ -207,7 +243,7 @@ class red_lock : public detail::multi_lock_base {
   }
   template <typename Token>
   auto async_lock(owner_id owner, std::chrono::milliseconds lease, Token&& token) {
-    return acquire<detail::result_void_adapter>(owner, 0, lease.count(), true, std::forward<Token>(token));
+    return acquire<detail::result_void>(owner, 0, lease.count(), true, std::forward<Token>(token));
   }
   /// Signature: void(std::error_code, std::chrono::milliseconds validity): acquired iff validity > 0.
   /// Not acquired with errc::quorum_not_reached: some members failed with errors (down servers,
@@ -220,13 +256,14 @@ class red_lock : public detail::multi_lock_base {
   template <typename Token>
   auto async_try_lock(owner_id owner, std::chrono::milliseconds wait, std::chrono::milliseconds lease,
                       Token&& token) {
-    return acquire<detail::multi_result_validity>(owner, wait.count() < 0 ? 0 : wait.count(), lease.count(),
+    return acquire<detail::result_ms>(owner, wait.count() < 0 ? 0 : wait.count(), lease.count(),
                                                   false, std::forward<Token>(token));
   }
   /// Releases every member (in parallel), including those not taken (a timed-out acquire may have
   /// run). Signature: void(std::error_code, std::vector<std::error_code> each). Members this owner
   /// did not hold answer not_owner in `each`; the first code is the first other failure, or
-  /// not_owner if no member was held at all.
+  /// not_owner if no member was held at all. As multi_lock's, a handler that takes `each` by
+  /// reference leaves its buffer to the next unlock on that thread (no allocation).
   template <typename Token>
   auto async_unlock(owner_id owner, Token&& token) {
     return unlock(owner, std::forward<Token>(token));

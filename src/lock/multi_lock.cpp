@@ -9,33 +9,41 @@
 //   threads   everything here runs on the composite's strand; member completions are bound to it.
 //             A cancellation reaches each member on its own client's executor (members may live on
 //             different event loops), through a signal of its own.
+//   memory    operations and their per-member state come from the per-thread block cache, the
+//             strand's executor answers Asio's blocking query without the heap, and an unlock's
+//             result vector is recycled when its handler leaves it (takes it by reference): steady-state
+//             acquire/unlock pairs do not allocate.
 #include <algorithm>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "deadbolt/detail/block_cache.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/multi_lock.hpp"
 #include "deadbolt/port/asio.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/deadline.hpp"
+#include "detail/known_blocking_executor.hpp"
 
 namespace deadbolt::detail {
 
 class multi_core {
  public:
   multi_core(asio::any_io_executor ex, std::vector<reentrant_lock> l, multi_kind k)
-      : locks(std::move(l)), strand(asio::make_strand(std::move(ex))), executor(strand), kind(k) {}
+      : locks(std::move(l)), strand(known_blocking_executor::wrap(std::move(ex))), executor(strand), kind(k) {}
 
   std::size_t n() const { return locks.size(); }
   std::size_t failed_limit() const { return kind == multi_kind::all ? 0 : n() - (n() / 2 + 1); }
 
   // First, so destroyed last: the members' clients may own the io_context the strand lives in.
   std::vector<reentrant_lock> locks;
-  // Kept as its own type internally: an any_io_executor holding a strand is too big for its small
-  // buffer, so every copy (one per member callback) would allocate.
-  asio::strand<asio::any_io_executor> strand;
-  asio::any_io_executor executor;  ///< the same strand, for get_executor()
+  // Kept as its own type internally: dispatching through an any_io_executor holding a strand would
+  // ask it for its blocking property, which allocates.
+  asio::strand<known_blocking_executor> strand;
+  asio::any_io_executor executor;  ///< the same strand, for get_executor() and the retry timer
   multi_kind kind;
 };
 
@@ -62,18 +70,37 @@ std::int64_t random_between(std::int64_t lo, std::int64_t hi) {  // [lo, hi)
 // still be ours). failed: the attempt ended with an error (the member's acquire resolved it itself).
 enum class member_state : unsigned char { untried, held, busy, failed, lapsed };
 
+template <typename T>
+using cached_vector = std::vector<T, cached_allocator<T>>;
+
+template <typename Op, typename... Args>
+std::shared_ptr<Op> make_op(Args&&... args) {
+  return std::allocate_shared<Op>(cached_allocator<Op>(), std::forward<Args>(args)...);
+}
+
+// The buffer of the last unlock result vector a handler left on this thread (taken by reference).
+thread_local std::vector<std::error_code> spare_results;
+
+// n empty outcomes, in the spare buffer if it is big enough.
+std::vector<std::error_code> unlock_results(std::size_t n) {
+  std::vector<std::error_code> each;
+  each.swap(spare_results);
+  each.assign(n, std::error_code{});
+  return each;
+}
+
 class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
  public:
   multi_acquire_op(std::shared_ptr<multi_core> m, owner_id owner, std::int64_t wait_ms, std::int64_t lease_ms,
-             bool until_acquired, multi_acquire_done done)
+             bool until_acquired, multi_acquire_done& done)
       : m_(std::move(m)),
         owner_(owner),
         wait_ms_(wait_ms),
         lease_ms_(lease_ms > 0 ? lease_ms : 0),
         until_acquired_(until_acquired),
-        done_(std::move(done)),
-        timer_(m_->strand),
-        member_cancel_(new asio::cancellation_signal[m_->n()]),
+        done_(&done),
+        timer_(m_->executor),
+        member_cancel_(m_->n()),
         states_(m_->n(), member_state::untried) {}
 
   // On the initiating thread, as Asio expects of a cancellation slot.
@@ -288,11 +315,9 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
   }
 
   void finish(std::error_code ec, std::int64_t value) {
-    if (!done_) return;
+    if (done_ == nullptr) return;
     if (slot_.is_connected()) slot_.clear();
-    auto done = std::move(done_);
-    done_ = nullptr;
-    done(ec, value);
+    std::exchange(done_, nullptr)->complete(ec, value);
   }
 
   std::shared_ptr<multi_core> m_;
@@ -300,16 +325,16 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
   std::int64_t wait_ms_;
   std::int64_t lease_ms_;
   bool until_acquired_;
-  multi_acquire_done done_;
+  multi_acquire_done* done_;  // null once completed
   asio::steady_timer timer_;
   asio::cancellation_slot slot_;
-  std::unique_ptr<asio::cancellation_signal[]> member_cancel_;  // one per member
+  cached_vector<asio::cancellation_signal> member_cancel_;  // one per member, never resized
   bool cancelled_ = false;
 
   std::int64_t deadline_ns_ = -1;
   std::int64_t member_lease_ms_ = 0;
   std::int64_t member_wait_ms_ = 0;
-  std::vector<member_state> states_;
+  cached_vector<member_state> states_;
   std::size_t held_ = 0;
   std::size_t failed_left_ = 0;
   std::size_t next_ = 0;
@@ -323,11 +348,12 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
 
 class multi_unlock_op : public std::enable_shared_from_this<multi_unlock_op> {
  public:
-  multi_unlock_op(std::shared_ptr<multi_core> m, owner_id owner, multi_unlock_done done)
-      : m_(std::move(m)), owner_(owner), done_(std::move(done)), each_(m_->n()), pending_(m_->n()) {}
+  multi_unlock_op(std::shared_ptr<multi_core> m, owner_id owner, multi_unlock_done& done)
+      : m_(std::move(m)), owner_(owner), done_(done), pending_(m_->n()) {}
 
   void start() {
-    if (m_->locks.empty()) return done_(errc::invalid_config, {});
+    if (m_->locks.empty()) return done_.complete(errc::invalid_config, {});
+    each_ = unlock_results(m_->n());  // on the strand's thread, where the last handler may have left one
     for (std::size_t i = 0; i < m_->n(); ++i) {
       m_->locks[i].async_unlock(owner_, asio::bind_executor(m_->strand, [self = shared_from_this(), i](std::error_code ec) {
                                   self->each_[i] = ec;
@@ -358,15 +384,13 @@ class multi_unlock_op : public std::enable_shared_from_this<multi_unlock_op> {
     // Let go of the members before the caller hears back (Asio's rule for composed operations): the
     // caller may then destroy their clients and io_contexts, which must not find a member still held
     // by this operation on another thread.
-    auto done = std::move(done_);
-    auto each = std::move(each_);
     m_.reset();
-    done(first, std::move(each));
+    done_.complete(first, std::move(each_));
   }
 
   std::shared_ptr<multi_core> m_;
   owner_id owner_;
-  multi_unlock_done done_;
+  multi_unlock_done& done_;
   std::vector<std::error_code> each_;
   std::size_t pending_;
 };
@@ -383,14 +407,18 @@ std::size_t multi_size(const multi_core& core) { return core.n(); }
 
 void multi_acquire(const std::shared_ptr<multi_core>& core, owner_id owner, std::int64_t wait_ms,
                    std::int64_t lease_ms, bool until_acquired, asio::cancellation_slot slot,
-                   multi_acquire_done done) {
-  auto op = std::make_shared<multi_acquire_op>(core, owner, wait_ms, lease_ms, until_acquired, std::move(done));
+                   multi_acquire_done& done) {
+  auto op = make_op<multi_acquire_op>(core, owner, wait_ms, lease_ms, until_acquired, done);
   op->connect(slot);
   asio::dispatch(core->strand, [op] { op->start(); });
 }
 
-void multi_unlock(const std::shared_ptr<multi_core>& core, owner_id owner, multi_unlock_done done) {
-  asio::dispatch(core->strand, [op = std::make_shared<multi_unlock_op>(core, owner, std::move(done))] { op->start(); });
+void multi_unlock(const std::shared_ptr<multi_core>& core, owner_id owner, multi_unlock_done& done) {
+  asio::dispatch(core->strand, [op = make_op<multi_unlock_op>(core, owner, done)] { op->start(); });
+}
+
+void recycle_unlock_results(std::vector<std::error_code>& each) noexcept {
+  if (each.capacity() > spare_results.capacity()) spare_results.swap(each);
 }
 
 }  // namespace deadbolt::detail

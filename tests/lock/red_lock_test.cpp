@@ -2,11 +2,16 @@
 // down, validity, mutual exclusion, and release on every server after a failure.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <asio/bind_allocator.hpp>
 
 #include "lock/multi_test.hpp"
 
@@ -201,4 +206,99 @@ TEST_CASE("red lock with a paused server: that member times out, the others give
   CHECK(released.ec);  // the paused member's unlock fails
   CHECK(servers[1].cli("exists " + name) == "0");
   CHECK(servers[2].cli("exists " + name) == "0");
+}
+
+namespace {
+// Counts what goes through it: the composites must keep their handler in the handler's allocator.
+struct allocation_counts {
+  std::atomic<int> allocated{0};
+  std::atomic<int> freed{0};
+};
+template <typename T>
+struct counting_allocator {
+  using value_type = T;
+  allocation_counts* counts;
+  explicit counting_allocator(allocation_counts& c) : counts(&c) {}
+  template <typename U>
+  counting_allocator(const counting_allocator<U>& o) : counts(o.counts) {}
+  T* allocate(std::size_t n) {
+    ++counts->allocated;
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) {
+    ++counts->freed;
+    std::allocator<T>().deallocate(p, n);
+  }
+  template <typename U>
+  bool operator==(const counting_allocator<U>& o) const { return counts == o.counts; }
+  template <typename U>
+  bool operator!=(const counting_allocator<U>& o) const { return counts != o.counts; }
+};
+
+struct unlock_seen {
+  std::error_code first;
+  std::vector<std::error_code> each;
+  const std::error_code* buffer = nullptr;  // where the handler found `each`
+};
+
+// Unlocks with a handler that takes `each` by reference (so the composite may reuse its buffer).
+unlock_seen unlock_by_reference(deadbolt::red_lock& lock, deadbolt::owner_id owner, allocation_counts& counts) {
+  std::promise<unlock_seen> seen;
+  lock.async_unlock(owner, asio::bind_allocator(counting_allocator<void>(counts),
+                                                [&seen](std::error_code ec, const std::vector<std::error_code>& each) {
+                                                  seen.set_value(unlock_seen{ec, each, each.data()});
+                                                }));
+  auto f = seen.get_future();
+  REQUIRE(f.wait_for(30s) == std::future_status::ready);
+  return f.get();
+}
+}  // namespace
+
+TEST_CASE("red lock: handlers live in their own allocator; an unlock's result buffer is reused, reset") {
+  auto servers = deadbolt::test::redis_servers();
+  deadbolt::test::io_thread io;
+  deadbolt::test::clients cs(io, servers);
+  cs.connect();
+  const std::string name = unique_name("red-buffers");
+  deadbolt::red_lock lock(cs.locks(name, 3));
+
+  allocation_counts acquire_counts;
+  auto got = call<std::chrono::milliseconds>([&](auto cb) {
+    lock.async_try_lock(1, 0ms, 5s, asio::bind_allocator(counting_allocator<void>(acquire_counts), cb));
+  });
+  REQUIRE(got.value > 0ms);
+  CHECK(acquire_counts.allocated == 1);  // the composite's completion, in the handler's allocator
+  CHECK(acquire_counts.freed == 1);      // given back before the handler ran
+
+  allocation_counts unlock_counts;
+  const unlock_seen released = unlock_by_reference(lock, 1, unlock_counts);
+  CHECK_FALSE(released.first);
+  CHECK(released.each == errors(3));
+  CHECK(unlock_counts.allocated == 1);
+  CHECK(unlock_counts.freed == 1);
+  CHECK(count_holding(servers, name) == 0);
+
+  // Nothing held: the next unlock reuses the buffer the last handler left, and says not_owner three times.
+  const unlock_seen nothing = unlock_by_reference(lock, 1, unlock_counts);
+  CHECK(nothing.first == errc::not_owner);
+  CHECK(nothing.each == errors(3, make_error_code(errc::not_owner)));
+  CHECK(nothing.buffer == released.buffer);
+
+  // Held again: the reused buffer starts empty, not with the last outcomes.
+  REQUIRE(call<std::chrono::milliseconds>([&](auto cb) { lock.async_try_lock(1, 0ms, 5s, cb); }).value > 0ms);
+  const unlock_seen again = unlock_by_reference(lock, 1, unlock_counts);
+  CHECK_FALSE(again.first);
+  CHECK(again.each == errors(3));
+  CHECK(again.buffer == released.buffer);
+
+  // A five-member composite on the same thread gets five outcomes (the buffer grows), and then the
+  // three-member one three again from that bigger buffer.
+  deadbolt::red_lock wide(cs.locks(name, 5));
+  REQUIRE(call<std::chrono::milliseconds>([&](auto cb) { wide.async_try_lock(1, 0ms, 5s, cb); }).value > 0ms);
+  const unlock_seen wide_released = unlock_by_reference(wide, 1, unlock_counts);
+  CHECK_FALSE(wide_released.first);
+  CHECK(wide_released.each == errors(5));
+  auto kept = call<errors>([&](auto cb) { lock.async_unlock(1, cb); });
+  CHECK(kept.ec == errc::not_owner);
+  CHECK(kept.value == errors(3, make_error_code(errc::not_owner)));
 }
