@@ -38,7 +38,7 @@ class request {
 
   /// Replica sync (config::replica_sync): the connection writes WAIT right after the command when its
   /// server has replicas, and keeps the answer below. Set by the operations whose scripts write a
-  /// hold (acquire, unlock, renewal and their undo).
+  /// hold (acquire, unlock, renewal).
   bool syncs_replicas = false;
   /// Set before on_done(): how many replicas the WAIT asked for (0: no WAIT was written), and how many
   /// acknowledged the command's writes in time (-1: the server refused WAIT).

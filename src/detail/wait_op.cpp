@@ -42,7 +42,8 @@ void wait_op_base::run(const wait_action& a) {
 void wait_op_base::send(const wait_step& s) {
   runs_script = false;  // set again by encode() if it writes a script
   send_script_body = false;
-  syncs_replicas = s.role == step_role::undo || (s.role == step_role::attempt && syncs_attempt_);
+  // The undo needs no WAIT: a replica that later gets the attempt's write gets the undo's after it.
+  syncs_replicas = s.role == step_role::attempt && syncs_attempt_;
   attempt_->sending(s);
   if (s.role == step_role::attempt) {
     subscriber* subs = parks_ ? core.existing_subscriptions(channel_) : nullptr;

@@ -863,9 +863,9 @@ TEST_CASE("replica sync: WAIT 1 follows the acquire when ROLE lists a replica, n
     CHECK(r.ec == errc::replicas_not_synced);
     CHECK_FALSE(r.value);
     // After a WAIT found none, ROLE is asked again ahead of the next synced script.
-    CHECK(verbs(server.commands()) == V{"HELLO", "ROLE", "ACQUIRE", "WAIT", "ROLE", "UNLOCK", "WAIT", "ROLE",
-                                        "ACQUIRE", "WAIT", "ROLE", "UNLOCK", "WAIT"});
+    // The undo needs no WAIT of its own.
+    CHECK(verbs(server.commands()) == V{"HELLO", "ROLE", "ACQUIRE", "WAIT", "UNLOCK", "ROLE", "ACQUIRE", "WAIT", "UNLOCK"});
     const auto cmds = server.commands();
-    CHECK(cmds[5].arg(3) == "never-synced");  // the undo releases the lock the attempt took
+    CHECK(cmds[4].arg(3) == "never-synced");  // the undo releases the lock the attempt took
   }
 }

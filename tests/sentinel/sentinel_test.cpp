@@ -5,7 +5,9 @@
 // moving its connections (commands and waiters) before the old master is demoted.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <future>
 #include <mutex>
 #include <string>
@@ -250,6 +252,50 @@ TEST_CASE("SIGKILL of the master while a lock is held and a waiter waits: both c
 
   // Back as it was for the other cases: the old master returns, Sentinel makes it a replica, and it
   // catches up with the new master.
+  old_master.start();
+  CHECK(answers_with(old_master, "info replication", "master_link_status:up", 30s));
+}
+
+TEST_CASE("replica sync: a lock returns once a replica has it, and survives a SIGKILL of the master right after") {
+  redis_sentinel_group group;
+  const auto old_master = group.master();
+  std::vector<deadbolt::test::redis_server> replicas;
+  for (const auto& node : group.data_nodes()) {
+    if (node.port() != old_master.port()) replicas.push_back(node);
+  }
+  REQUIRE(replicas.size() == 2);
+  deadbolt::blocking_client holder(sentinel_config(group.url()));
+  REQUIRE_FALSE(holder.connect());
+  const std::string name = unique_name("sent-synced");
+  auto held = holder.lock(name);
+
+  // Both replicas stopped: no replica has acknowledged the lock, and the acquire's WAIT holds it
+  // back until one does (without WAIT it returns at once). A stopped replica still receives the
+  // write in its socket buffer, so the test cannot make the write itself go missing.
+  for (const auto& r : replicas) r.pause();
+  std::atomic<std::int64_t> resumed_ns{0};
+  std::thread resume_one([&] {
+    std::this_thread::sleep_for(300ms);
+    resumed_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+    replicas[0].resume();
+  });
+  held.lock();
+  const std::int64_t locked_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+  resume_one.join();
+  CHECK(locked_ns > resumed_ns.load());  // not before a replica could acknowledge it
+  CHECK(replicas[0].cli("exists " + name) == "1");
+  old_master.stop();  // SIGKILL, at once
+  replicas[1].resume();
+
+  REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
+  const auto new_master = group.master();
+  CHECK(new_master.cli("exists " + name) == "1");
+  CHECK_FALSE(held.lease_lost());
+  std::error_code ec;
+  held.unlock(ec);
+  CHECK_FALSE(ec);
+  CHECK(new_master.cli("exists " + name) == "0");
+
   old_master.start();
   CHECK(answers_with(old_master, "info replication", "master_link_status:up", 30s));
 }
