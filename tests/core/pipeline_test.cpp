@@ -654,3 +654,92 @@ TEST_CASE("an ASK resend writes ASKING right before the command and its answer r
   CHECK(again.done == 1);
   CHECK(again.nodes.size() == 1);
 }
+
+TEST_CASE("replica sync: WAIT follows a synced request when replicas are known; its answer reaches the request") {
+  detail::pipeline p({});
+  p.replicas().configure(detail::sync_policy::automatic, 250);
+  resp::read_buffer in(4096);
+  fake_request early("e", true), plain("p"), later("l", true);
+  early.syncs_replicas = true;
+  later.syncs_replicas = true;
+  p.submit(early, far);  // queued during the login, before ROLE answered
+  CHECK(early.replicas_wanted == 0);
+  p.replicas().learned(2, 0);
+  p.end_handshake();  // encoded again, now with its WAIT
+  p.submit(plain, far);
+  p.submit(later, far);
+  CHECK(write(p) == early.bytes() + cmd("WAIT", 1, 250) + plain.bytes() + later.bytes() + cmd("WAIT", 1, 250));
+  CHECK(early.deadline_ns == far + 250'000'000);  // WAIT's own wait is allowed for
+  CHECK(plain.deadline_ns == far);
+
+  REQUIRE_FALSE(feed(p, in, ":1\r\n:2\r\n$1\r\nv\r\n:1\r\n:0\r\n", 1));
+  CHECK(early.done == 1);
+  CHECK(early.nodes.size() == 1);  // the script's reply only
+  CHECK(early.replicas_acked == 2);
+  CHECK_FALSE(early.replicas_unsynced());
+  CHECK(plain.done == 1);
+  CHECK(later.done == 1);
+  CHECK(later.replicas_unsynced());
+  CHECK(p.replicas().probe_due(0));  // none acknowledged: ask ROLE again
+  CHECK(p.idle());
+}
+
+TEST_CASE("replica sync: a redirected or NOSCRIPT request's WAIT answer is read and dropped in order") {
+  detail::pipeline p({});
+  p.replicas().configure(detail::sync_policy::required, 100);  // WAIT even with no replica known
+  p.end_handshake();
+  resp::read_buffer in(4096);
+  fake_redirects redirects;
+  p.set_redirect_handler(&redirects);
+  fake_request moved("m", true), noscript("n", true), after("a");
+  moved.syncs_replicas = true;
+  noscript.syncs_replicas = true;
+  for (fake_request* r : {&moved, &noscript, &after}) p.submit(*r, far);
+  write(p);
+  REQUIRE_FALSE(feed(p, in, "-MOVED 1 127.0.0.1:7001\r\n:0\r\n-NOSCRIPT No matching script\r\n:1\r\n$1\r\nv\r\n", 2));
+  REQUIRE(redirects.taken.size() == 1);
+  CHECK(redirects.taken[0] == &moved);
+  CHECK(after.done == 1);
+  CHECK(after.nodes.size() == 1);
+  CHECK(after.nodes[0].value == "v");  // not a WAIT's answer
+  CHECK(noscript.done == 0);           // sent again with its body, and its WAIT
+  CHECK(write(p) == cmd("EVAL", "return 1", 1, "n") + cmd("WAIT", 1, 100));
+  REQUIRE_FALSE(feed(p, in, ":1\r\n-ERR unknown command 'WAIT'\r\n"));
+  CHECK(noscript.done == 1);
+  CHECK(noscript.replicas_unsynced());  // required: a refused WAIT is no sync
+}
+
+TEST_CASE("replica sync: automatic mode with a refused WAIT stops asking; a connection lost mid-WAIT drops the skip") {
+  detail::pipeline p({});
+  p.replicas().configure(detail::sync_policy::automatic, 100);
+  p.replicas().learned(1, 0);
+  p.end_handshake();
+  resp::read_buffer in(4096);
+  fake_request first("f", true), second("s", true);
+  first.syncs_replicas = second.syncs_replicas = true;
+  p.submit(first, far);
+  write(p);
+  REQUIRE_FALSE(feed(p, in, ":1\r\n-ERR unknown command 'WAIT'\r\n"));
+  CHECK(first.replicas_acked == -1);  // not checked
+  CHECK_FALSE(first.replicas_unsynced());
+  p.submit(second, far);
+  CHECK(write(p) == second.bytes());  // no WAIT any more on this connection
+  p.replicas().learned(1, 0);         // the next login's ROLE: asked again
+  CHECK(p.replicas().wanted() == 1);
+
+  fake_redirects redirects;
+  p.set_redirect_handler(&redirects);
+  fake_request moved("m", true);
+  moved.syncs_replicas = true;
+  p.submit(moved, far);
+  write(p);
+  REQUIRE_FALSE(feed(p, in, "$1\r\nv\r\n-MOVED 1 127.0.0.1:7001\r\n"));  // second's reply, then moved's
+  p.connection_lost(errc::outcome_unknown);  // the WAIT answer never comes
+  fake_request next("x");
+  p.end_handshake();
+  p.submit(next, far);
+  write(p);
+  REQUIRE_FALSE(feed(p, in, "$1\r\ny\r\n"));
+  CHECK(next.done == 1);  // its reply is its own, not skipped as a stale WAIT answer
+  CHECK(next.nodes.size() == 1);
+}

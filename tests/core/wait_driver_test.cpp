@@ -413,3 +413,114 @@ TEST_CASE("wait driver: a park the subscriber refuses ends the wait with its err
   require_send(d.park_failed(at(1), errc::waiter_table_full), rules.leave);
   require_finish(d.replied(at(2), wait_outcome::done(1)), errc::waiter_table_full, 0);
 }
+
+namespace {
+
+detail::wait_rules synced_rules(int retries) {
+  detail::wait_rules r = lock_rules();
+  r.syncs_replicas = true;
+  r.undo = {step_role::undo, 6, true};
+  r.sync_retries = retries;
+  r.sync_retry_delay_ms = 1'000;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("wait driver: an unsynced acquire is undone, paused (jittered, growing) and tried again; then replicas_not_synced") {
+  detail::wait_driver d;
+  const auto rules = synced_rules(2);
+  require_send(d.start(at(0), rules, 0), rules.first);  // a try_lock: retries go on regardless of its wait
+  require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+  wait_action pause = d.replied(at(2), wait_outcome::done(0));
+  REQUIRE(pause.what == kind::sleep);
+  CHECK(pause.wait_ns >= 500 * ms);  // the first: half of the delay, plus up to as much again
+  CHECK(pause.wait_ns <= 1'000 * ms);
+  require_send(d.timer_fired(at(900), false), rules.first);
+  require_send(d.replied(at(901), wait_outcome::unsynced()), rules.undo);
+  pause = d.replied(at(902), wait_outcome::done(0));
+  REQUIRE(pause.what == kind::sleep);
+  CHECK(pause.wait_ns >= 1'000 * ms);  // then of twice the delay
+  CHECK(pause.wait_ns <= 2'000 * ms);
+  require_send(d.timer_fired(at(3'000), false), rules.first);
+  require_send(d.replied(at(3'001), wait_outcome::unsynced()), rules.undo);  // retries spent: undone all the same
+  const wait_action end = d.replied(at(3'002), wait_outcome::done(0));
+  require_finish(end, errc::replicas_not_synced, 0);
+  CHECK_FALSE(end.acquired);
+  CHECK_FALSE(end.unknown);
+}
+
+TEST_CASE("wait driver: a synced retry that acquires finishes acquired; one that finds it busy ends as busy would") {
+  const auto rules = synced_rules(4);
+  SUBCASE("acquired on the second try") {
+    detail::wait_driver d;
+    require_send(d.start(at(0), rules, 0), rules.first);
+    require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+    REQUIRE(d.replied(at(2), wait_outcome::done(0)).what == kind::sleep);
+    require_send(d.timer_fired(at(1'000), false), rules.first);
+    const wait_action a = d.replied(at(1'001), wait_outcome::acquired(1));
+    require_finish(a, {}, 1);
+    CHECK(a.acquired);
+  }
+  SUBCASE("taken by another meanwhile: a try_lock answers not acquired") {
+    detail::wait_driver d;
+    require_send(d.start(at(0), rules, 0), rules.first);
+    require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+    REQUIRE(d.replied(at(2), wait_outcome::done(0)).what == kind::sleep);
+    require_send(d.timer_fired(at(1'000), false), rules.first);
+    require_finish(d.replied(at(1'001), wait_outcome::busy(5'000)), {}, 0);
+  }
+}
+
+TEST_CASE("wait driver: cancel or shutdown around an unsynced acquire ends once it is undone") {
+  const auto rules = synced_rules(4);
+  SUBCASE("cancelled while the attempt was in flight: undone, then aborted, no retry") {
+    detail::wait_driver d;
+    require_send(d.start(at(0), rules, 5'000), rules.first);
+    CHECK(d.cancel() == detail::wait_driver::cancel_effect::none);
+    require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+    const wait_action end = d.replied(at(2), wait_outcome::done(0));
+    REQUIRE(end.what == kind::finish);
+    CHECK(end.aborted);
+    CHECK_FALSE(end.acquired);  // nothing to give back: the undo did
+  }
+  SUBCASE("cancelled during the pause: aborted at once") {
+    detail::wait_driver d;
+    require_send(d.start(at(0), rules, 5'000), rules.first);
+    require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+    REQUIRE(d.replied(at(2), wait_outcome::done(0)).what == kind::sleep);
+    CHECK(d.cancel() == detail::wait_driver::cancel_effect::stop_timer);
+    const wait_action end = d.timer_fired(at(3), true);
+    REQUIRE(end.what == kind::finish);
+    CHECK(end.aborted);
+  }
+  SUBCASE("shutdown: undone, then shutting_down") {
+    detail::wait_driver d;
+    require_send(d.start(at(0), rules, 5'000), rules.first);
+    require_send(d.replied(at(1, true), wait_outcome::unsynced()), rules.undo);
+    require_finish(d.replied(at(2, true), wait_outcome::done(0)), errc::shutting_down, 0);
+  }
+}
+
+TEST_CASE("wait driver: an undo whose reply is lost is sent again (twice at most), then the outcome is unknown") {
+  const auto rules = synced_rules(4);
+  detail::wait_driver d;
+  require_send(d.start(at(0), rules, 5'000), rules.first);
+  require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+  require_send(d.failed(at(2), lost_reply()), rules.undo);  // the same latch: safe to repeat
+  require_send(d.failed(at(3), lost_reply()), rules.undo);
+  const wait_action end = d.failed(at(4), lost_reply());
+  require_finish(end, errc::outcome_unknown, 0);
+  CHECK(end.unknown);  // the kind notes it: the owner's next unlock releases what the server counts
+
+  SUBCASE("an undo that may not be repeated (a semaphore's release) is unknown at once") {
+    auto once = rules;
+    once.undo.idempotent = false;
+    detail::wait_driver d2;
+    require_send(d2.start(at(0), once, 5'000), once.first);
+    require_send(d2.replied(at(1), wait_outcome::unsynced()), once.undo);
+    const wait_action e2 = d2.failed(at(2), lost_reply());
+    require_finish(e2, errc::outcome_unknown, 0);
+    CHECK(e2.unknown);
+  }
+}
