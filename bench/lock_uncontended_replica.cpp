@@ -12,6 +12,10 @@
 //                            unsynced_allocs_per_pair=… slices=… raw_evalsha_per_s=…
 //                            redis_benchmark_evalsha_per_s=… synced_client_cpu_us_per_pair=…
 //                            unsynced_client_cpu_us_per_pair=…
+// The pairs per second are each mode's median slice by rate: both modes' slices alternate over the
+// same minute, so their medians see the same drift, where the slices with the median ratios may be
+// far apart (the difference of those was seen to come out negative). wait_cost_us_neighbours is the
+// median of the differences between neighbouring synced and unsynced slices.
 // WAITs per pair are counted on the master (INFO commandstats): 2 with sync (one after each script), 0
 // without; the benchmark fails if they are not, since it would not measure what it says.
 #include <algorithm>
@@ -40,6 +44,11 @@ struct mode {
   std::uint64_t waits = 0;
   long pairs = 0;  // every pair the WAITs were counted over, the unmeasured ones too
   double waits_per_pair() const { return static_cast<double>(waits) / static_cast<double>(std::max(pairs, 1L)); }
+  double median_pairs_per_s() const {
+    std::vector<double> rates;
+    for (const pair_result& r : slices.runs) rates.push_back(r.pairs_per_s);
+    return rates[deadbolt::bench::median_index(rates)];
+  }
 };
 
 }  // namespace
@@ -97,6 +106,9 @@ int main(int argc, char** argv) {
     const pair_result s = slices_in_turn.next(synced.slices, client_slice(synced));
     const pair_result u = slices_in_turn.next(unsynced.slices, client_slice(unsynced));
     neighbour_costs.push_back(1e6 / s.pairs_per_s - 1e6 / u.pairs_per_s);
+    std::fprintf(stderr, "%s: slice %ld: synced %.0f pairs/s (limit %.0f), unsynced %.0f pairs/s (limit %.0f)\n",
+                 bench_name, i + 1, s.pairs_per_s, synced.slices.limits.back(), u.pairs_per_s,
+                 unsynced.slices.limits.back());
   }
   probe.del(raw_key);
 
@@ -107,7 +119,7 @@ int main(int argc, char** argv) {
                                          " unsynced ones (expected 2 per pair and none)");
   }
   const std::size_t sm = synced.slices.median(), um = unsynced.slices.median();
-  const double synced_rate = synced.slices.runs[sm].pairs_per_s, unsynced_rate = unsynced.slices.runs[um].pairs_per_s;
+  const double synced_rate = synced.median_pairs_per_s(), unsynced_rate = unsynced.median_pairs_per_s();
   std::printf("%s synced_pairs_per_s=%.0f unsynced_pairs_per_s=%.0f wait_cost_us_per_pair=%.2f synced_ratio=%.3f "
               "unsynced_ratio=%.3f allocs_per_pair=%.3f waits_per_pair=%.2f unsynced_waits_per_pair=%.2f "
               "wait_cost_us_neighbours=%.2f synced_ratio_p25=%.3f synced_ratio_p75=%.3f unsynced_ratio_p25=%.3f "
