@@ -7,15 +7,19 @@
 // client slice is compared with the mean of the raw slices on either side:
 //   lock_uncontended_replica synced_pairs_per_s=… unsynced_pairs_per_s=… wait_cost_us_per_pair=…
 //                            synced_ratio=… unsynced_ratio=… allocs_per_pair=… waits_per_pair=…
-//                            unsynced_waits_per_pair=… wait_cost_us_neighbours=… synced_ratio_p25=…
-//                            synced_ratio_p75=… unsynced_ratio_p25=… unsynced_ratio_p75=…
+//                            unsynced_waits_per_pair=… wait_cost_round_trips_per_pair=…
+//                            wait_cost_us_neighbours=… synced_ratio_p25=… synced_ratio_p75=…
+//                            unsynced_ratio_p25=… unsynced_ratio_p75=…
 //                            unsynced_allocs_per_pair=… slices=… raw_evalsha_per_s=…
 //                            redis_benchmark_evalsha_per_s=… synced_client_cpu_us_per_pair=…
 //                            unsynced_client_cpu_us_per_pair=…
-// The pairs per second are each mode's median slice by rate: both modes' slices alternate over the
-// same minute, so their medians see the same drift, where the slices with the median ratios may be
-// far apart (the difference of those was seen to come out negative). wait_cost_us_neighbours is the
-// median of the differences between neighbouring synced and unsynced slices.
+// The machine's speed swings up to fourfold within seconds here, so rates measured at different
+// moments do not compare: synced_pairs_per_s and unsynced_pairs_per_s are each mode's median ratio
+// times the limit of the median raw slice (raw / 2), i.e. both at the run's median speed, and
+// wait_cost_us_per_pair = 1e6 / synced - 1e6 / unsynced follows from them. wait_cost_round_trips_per_pair
+// is the same in raw round trips (2 / synced_ratio - 2 / unsynced_ratio), which the speed cancels out
+// of; wait_cost_us_neighbours, a cross-check, is the median of the differences between neighbouring
+// synced and unsynced slices' measured rates (about a second apart).
 // WAITs per pair are counted on the master (INFO commandstats): 2 with sync (one after each script), 0
 // without; the benchmark fails if they are not, since it would not measure what it says.
 #include <algorithm>
@@ -44,11 +48,6 @@ struct mode {
   std::uint64_t waits = 0;
   long pairs = 0;  // every pair the WAITs were counted over, the unmeasured ones too
   double waits_per_pair() const { return static_cast<double>(waits) / static_cast<double>(std::max(pairs, 1L)); }
-  double median_pairs_per_s() const {
-    std::vector<double> rates;
-    for (const pair_result& r : slices.runs) rates.push_back(r.pairs_per_s);
-    return rates[deadbolt::bench::median_index(rates)];
-  }
 };
 
 }  // namespace
@@ -119,19 +118,22 @@ int main(int argc, char** argv) {
                                          " unsynced ones (expected 2 per pair and none)");
   }
   const std::size_t sm = synced.slices.median(), um = unsynced.slices.median();
-  const double synced_rate = synced.median_pairs_per_s(), unsynced_rate = unsynced.median_pairs_per_s();
+  const double raw_median = slices_in_turn.raw_median();
+  const double synced_ratio = synced.slices.ratios[sm], unsynced_ratio = unsynced.slices.ratios[um];
+  const double synced_rate = synced_ratio * raw_median / 2, unsynced_rate = unsynced_ratio * raw_median / 2;
   std::printf("%s synced_pairs_per_s=%.0f unsynced_pairs_per_s=%.0f wait_cost_us_per_pair=%.2f synced_ratio=%.3f "
               "unsynced_ratio=%.3f allocs_per_pair=%.3f waits_per_pair=%.2f unsynced_waits_per_pair=%.2f "
-              "wait_cost_us_neighbours=%.2f synced_ratio_p25=%.3f synced_ratio_p75=%.3f unsynced_ratio_p25=%.3f "
-              "unsynced_ratio_p75=%.3f unsynced_allocs_per_pair=%.3f slices=%ld raw_evalsha_per_s=%.0f "
+              "wait_cost_round_trips_per_pair=%.2f wait_cost_us_neighbours=%.2f synced_ratio_p25=%.3f "
+              "synced_ratio_p75=%.3f unsynced_ratio_p25=%.3f unsynced_ratio_p75=%.3f unsynced_allocs_per_pair=%.3f "
+              "slices=%ld raw_evalsha_per_s=%.0f "
               "redis_benchmark_evalsha_per_s=%.0f synced_client_cpu_us_per_pair=%.2f "
               "unsynced_client_cpu_us_per_pair=%.2f\n",
               bench_name, synced_rate, unsynced_rate, 1e6 / synced_rate - 1e6 / unsynced_rate,
-              synced.slices.ratios[sm], unsynced.slices.ratios[um], synced.slices.allocs_per_pair,
-              synced.waits_per_pair(), unsynced.waits_per_pair(),
+              synced_ratio, unsynced_ratio, synced.slices.allocs_per_pair, synced.waits_per_pair(),
+              unsynced.waits_per_pair(), 2 / synced_ratio - 2 / unsynced_ratio,
               neighbour_costs[deadbolt::bench::median_index(neighbour_costs)], synced.slices.quantile(0.25),
               synced.slices.quantile(0.75), unsynced.slices.quantile(0.25), unsynced.slices.quantile(0.75),
-              unsynced.slices.allocs_per_pair, slices, slices_in_turn.raw_median(), redis_benchmark,
+              unsynced.slices.allocs_per_pair, slices, raw_median, redis_benchmark,
               synced.slices.cpu_us_per_pair(sm), unsynced.slices.cpu_us_per_pair(um));
   return 0;
 }
