@@ -5,8 +5,9 @@ die() {
   exit 1
 }
 
-# start_redis: starts a throwaway redis-server on a free loopback port, without persistence, and
-# exports REDIS_PORT. The server and its directory go away when the script exits.
+# start_redis [ARGS...]: starts a throwaway redis-server on a free loopback port, without persistence
+# (ARGS are more redis-server options), and exports REDIS_PORT. The server and its directory go away
+# when the script exits.
 start_redis() {
   command -v redis-server >/dev/null || die "redis-server not found: install Debian's redis-server"
   REDIS_DIR=$(mktemp -d)
@@ -17,7 +18,7 @@ start_redis() {
     # Taken if something answers there; redis-server would also refuse to start on it.
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
     redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
-      --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" &
+      --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" "$@" &
     REDIS_PID=$!
     if wait_for_redis "$port"; then
       export REDIS_PORT=$port
@@ -135,6 +136,27 @@ start_redis_many() {
   done
   REDIS_PORTS=$(IFS=,; echo "${ports[*]}")
   export REDIS_PORTS
+}
+
+# start_redis_replicated: a throwaway master (as start_redis) and one replica of it, started with
+# `--replicaof 127.0.0.1 MASTER`; waits (up to ~10 s) until the replica reports master_link_status:up
+# and the master lists it online. Exports REDIS_PORT (the master's) and REDIS_REPLICA_PORT. Both go
+# away when the script exits.
+start_redis_replicated() {
+  start_redis_many 1  # the master, handed over to stop_redis_many
+  local master=$REDIS_PORTS i
+  start_redis --replicaof 127.0.0.1 "$master"
+  export REDIS_REPLICA_PORT=$REDIS_PORT REDIS_PORT=$master
+  for i in $(seq 100); do
+    if redis-cli -h 127.0.0.1 -p "$REDIS_REPLICA_PORT" info replication | grep -q '^master_link_status:up' &&
+       redis-cli -h 127.0.0.1 -p "$master" info replication | grep -q '^slave0:.*state=online'; then
+      echo "bench: replica on 127.0.0.1:$REDIS_REPLICA_PORT of the master on 127.0.0.1:$master, link up" >&2
+      return 0
+    fi
+    sleep 0.1
+  done
+  redis-cli -h 127.0.0.1 -p "$REDIS_REPLICA_PORT" info replication >&2
+  die "the replica's link to its master did not come up"
 }
 
 stop_redis_many() {

@@ -19,7 +19,6 @@
 #include <memory>
 #include <string>
 #include <system_error>
-#include <vector>
 
 #include "alloc_counter.hpp"
 #include "pair_chain.hpp"
@@ -104,13 +103,7 @@ int main(int argc, char** argv) {
   cfg.url = "redis://127.0.0.1:" + std::to_string(port);
   if (!cluster_ports.empty()) cfg.url = deadbolt::bench::cluster_url(cluster_ports);
   deadbolt::client client(io.get_executor(), cfg);
-  std::error_code connect_error = make_error_code(deadbolt::errc::not_connected);
-  client.async_connect([&](std::error_code ec) {
-    connect_error = ec;
-    io.stop();
-  });
-  io.run();
-  if (connect_error) deadbolt::bench::die(bench_name, "connect: " + connect_error.message());
+  deadbolt::bench::connect_or_die(bench_name, io, client);
   const deadbolt::reentrant_lock lock = client.lock(tag + "bench-uncontended");
   // The same, on a client with a metrics hook (the log hook is not called on this path).
   auto metrics = std::make_shared<counting_metrics>();
@@ -142,40 +135,34 @@ int main(int argc, char** argv) {
   auto raw = [&] { return probe.raw_slice_per_s(sha, raw_key, raw_lease, raw_owner, slice_s); };
   slice_ratios leased, watchdog, hooks, blocking;
   long hooked_events = 0, hooked_pairs = 0;
-  std::vector<double> raws;
   std::uint64_t evalsha = 0, dels = 0;
   long leased_pairs = 0;
-  double raw_before = raw();
+  deadbolt::bench::interleaved_slices slices_in_turn(raw);
   for (long i = 0; i < slices; ++i) {
-    const deadbolt::bench::command_counts before = probe.commandstats();
-    // Each slice starts with a few unmeasured pairs: switching between the two modes arms or idles the
-    // watchdog's timer once, which is not the steady state being measured.
-    const pair_result a =
-        pair_chain(bench_name, io, lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
-    const deadbolt::bench::command_counts after = probe.commandstats();
-    evalsha += deadbolt::bench::delta(before, after, "evalsha");
-    dels += deadbolt::bench::delta(before, after, "del");
-    leased_pairs += a.pairs + slice_warm;  // the commands counted include the unmeasured pairs
-    const double raw_middle = raw();
-    leased.add(a, (raw_before + raw_middle) / 2);
-    const pair_result b = pair_chain(bench_name, io, lock, 0ms, slice_warm, slice_s).run();
-    const double raw_after = raw();
-    watchdog.add(b, (raw_middle + raw_after) / 2);
-    const long events_before = metrics->events;
-    const pair_result c =
-        pair_chain(bench_name, io, hooked_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
-    hooked_events += metrics->events - events_before;
-    hooked_pairs += c.pairs + slice_warm;
-    const double raw_last = raw();
-    hooks.add(c, (raw_after + raw_last) / 2);
-    const pair_result d = blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s);
-    const double raw_end = raw();
-    blocking.add(d, (raw_last + raw_end) / 2);
-    raws.push_back(raw_before);
-    raws.push_back(raw_middle);
-    raws.push_back(raw_after);
-    raws.push_back(raw_last);
-    raw_before = raw_end;
+    slices_in_turn.next(leased, [&] {
+      const deadbolt::bench::command_counts before = probe.commandstats();
+      // Each slice starts with a few unmeasured pairs: switching between the two modes arms or idles the
+      // watchdog's timer once, which is not the steady state being measured.
+      const pair_result a =
+          pair_chain(bench_name, io, lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
+      const deadbolt::bench::command_counts after = probe.commandstats();
+      evalsha += deadbolt::bench::delta(before, after, "evalsha");
+      dels += deadbolt::bench::delta(before, after, "del");
+      leased_pairs += a.pairs + slice_warm;  // the commands counted include the unmeasured pairs
+      return a;
+    });
+    slices_in_turn.next(watchdog, [&] { return pair_chain(bench_name, io, lock, 0ms, slice_warm, slice_s).run(); });
+    slices_in_turn.next(hooks, [&] {
+      const long events_before = metrics->events;
+      const pair_result c =
+          pair_chain(bench_name, io, hooked_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s).run();
+      hooked_events += metrics->events - events_before;
+      hooked_pairs += c.pairs + slice_warm;
+      return c;
+    });
+    slices_in_turn.next(blocking, [&] {
+      return blocking_pairs(blocking_lock, std::chrono::milliseconds(lease_ms), slice_warm, slice_s);
+    });
   }
   probe.del(raw_key);
   // Top-level commands per leased pair: the EVALSHAs, plus DELs beyond the one the unlock script runs
@@ -189,7 +176,7 @@ int main(int argc, char** argv) {
   const std::size_t b = deadbolt::bench::median_index(blocking.ratios);
   // The hook must have seen the pairs (an acquire and a release each), or the phase measured nothing.
   if (hooked_events < 2 * hooked_pairs) deadbolt::bench::die(bench_name, "the metrics hook missed events");
-  const double raw_median = raws[deadbolt::bench::median_index(raws)];
+  const double raw_median = slices_in_turn.raw_median();
   std::printf("%s ratio=%.3f ratio_p25=%.3f ratio_p75=%.3f slices=%ld allocs_per_pair=%.3f pairs_per_s=%.0f "
               "raw_evalsha_per_s=%.0f redis_benchmark_evalsha_per_s=%.0f commands_per_pair=%.2f "
               "client_cpu_us_per_pair=%.2f watchdog_ratio=%.3f watchdog_ratio_p25=%.3f watchdog_ratio_p75=%.3f "

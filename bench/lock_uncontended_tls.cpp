@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <string>
 #include <system_error>
-#include <vector>
 
 #include "deadbolt/client.hpp"
 #include "deadbolt/port/asio.hpp"
@@ -47,13 +46,7 @@ int main(int argc, char** argv) {
   cfg.url = "rediss://127.0.0.1:" + std::to_string(port);
   cfg.tls.ca_file = ca_file;  // verify_peer stays on: the certificate names IP:127.0.0.1
   deadbolt::client client(io.get_executor(), cfg);
-  std::error_code connect_error = make_error_code(deadbolt::errc::not_connected);
-  client.async_connect([&](std::error_code ec) {
-    connect_error = ec;
-    io.stop();
-  });
-  io.run();
-  if (connect_error) deadbolt::bench::die(bench_name, "connect: " + connect_error.message());
+  deadbolt::bench::connect_or_die(bench_name, io, client);
   const deadbolt::reentrant_lock lock = client.lock("bench-uncontended-tls");
 
   std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %lld ms lease, every one between two raw slices "
@@ -72,24 +65,20 @@ int main(int argc, char** argv) {
     return raw_rate;
   };
   deadbolt::bench::slice_ratios leased;
-  std::vector<double> raws, limits;
   std::uint64_t evalsha = 0, dels = 0;
   long leased_pairs = 0;
-  double raw_before = raw();
+  deadbolt::bench::interleaved_slices slices_in_turn(raw);
   for (long i = 0; i < slices; ++i) {
-    const deadbolt::bench::command_counts before = cli.commandstats();
-    const pair_result r = pair_chain(bench_name, io, lock, lease, slice_warm, slice_s).run();
-    const deadbolt::bench::command_counts after = cli.commandstats();
-    evalsha += deadbolt::bench::delta(before, after, "evalsha");
-    dels += deadbolt::bench::delta(before, after, "del");
-    leased_pairs += r.pairs + slice_warm;  // the commands counted include the unmeasured pairs
-    const double raw_after = raw();
-    leased.add(r, (raw_before + raw_after) / 2);
-    limits.push_back((raw_before + raw_after) / 4);
-    raws.push_back(raw_before);
-    raw_before = raw_after;
+    slices_in_turn.next(leased, [&] {
+      const deadbolt::bench::command_counts before = cli.commandstats();
+      const pair_result r = pair_chain(bench_name, io, lock, lease, slice_warm, slice_s).run();
+      const deadbolt::bench::command_counts after = cli.commandstats();
+      evalsha += deadbolt::bench::delta(before, after, "evalsha");
+      dels += deadbolt::bench::delta(before, after, "del");
+      leased_pairs += r.pairs + slice_warm;  // the commands counted include the unmeasured pairs
+      return r;
+    });
   }
-  raws.push_back(raw_before);
   cli.del(raw_key);
   // As in lock_uncontended: the EVALSHAs, plus the DELs beyond the one each releasing unlock runs.
   const double commands_per_pair =
@@ -100,8 +89,8 @@ int main(int argc, char** argv) {
               "limit_pairs_per_s=%.0f raw_evalsha_per_s=%.0f redis_benchmark_evalsha_per_s=%.0f "
               "commands_per_pair=%.2f client_cpu_us_per_pair=%.2f\n",
               bench_name, leased.ratios[m], leased.quantile(0.25), leased.quantile(0.75), slices,
-              leased.allocs_per_pair, leased.runs[m].pairs_per_s, limits[m],
-              raws[deadbolt::bench::median_index(raws)], redis_benchmark, commands_per_pair,
+              leased.allocs_per_pair, leased.runs[m].pairs_per_s, leased.limits[m],
+              slices_in_turn.raw_median(), redis_benchmark, commands_per_pair,
               leased.cpu_us_per_pair(m));
   return 0;
 }

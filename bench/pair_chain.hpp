@@ -1,10 +1,12 @@
-// The uncontended lock benchmarks' client side (lock_uncontended, lock_uncontended_tls): one owner on
-// the async API chains lock -> unlock -> lock ... on one lock, the callbacks running on the io thread,
-// and each client slice's rate is compared with the raw slices on either side of it.
+// The uncontended lock benchmarks' client side (lock_uncontended, lock_uncontended_tls,
+// lock_uncontended_replica): one owner on the async API chains lock -> unlock -> lock ... on one lock,
+// the callbacks running on the io thread, and each client slice's rate is compared with the raw slices
+// on either side of it.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -16,6 +18,18 @@
 #include "server_probe.hpp"
 
 namespace deadbolt::bench {
+
+/// Connects `client` by running `io` until async_connect answers; dies if it fails.
+inline void connect_or_die(const char* bench, asio::io_context& io, deadbolt::client& client) {
+  std::error_code connect_error = make_error_code(deadbolt::errc::not_connected);
+  client.async_connect([&](std::error_code ec) {
+    connect_error = ec;
+    io.stop();
+  });
+  io.restart();
+  io.run();
+  if (connect_error) die(bench, "connect: " + connect_error.message());
+}
 
 struct pair_result {
   double pairs_per_s = 0;
@@ -88,10 +102,12 @@ class pair_chain {
 struct slice_ratios {
   std::vector<double> ratios;
   std::vector<pair_result> runs;
+  std::vector<double> limits;  // each slice's limit in pairs per second: raw / 2
   double allocs_per_pair = 0;  // the worst slice's
 
   void add(const pair_result& r, double raw_per_s) {
     runs.push_back(r);
+    limits.push_back(raw_per_s / 2);
     ratios.push_back(r.pairs_per_s / (raw_per_s / 2));
     if (r.pairs > 0) {
       allocs_per_pair = std::max(allocs_per_pair, static_cast<double>(r.allocations) / static_cast<double>(r.pairs));
@@ -107,6 +123,40 @@ struct slice_ratios {
   double cpu_us_per_pair(std::size_t i) const {
     return runs[i].cpu_us / static_cast<double>(std::max(runs[i].pairs, 1L));
   }
+};
+
+// Client slices interleaved with raw slices: raw, client, raw, client, ..., raw. The machine's speed
+// drifts within seconds, but a few hundred milliseconds apart it is nearly the same, so each client
+// slice is compared with the mean of the raw slices on either side of it.
+class interleaved_slices {
+ public:
+  /// `raw_slice` measures one raw slice (requests per second); the first runs here.
+  explicit interleaved_slices(std::function<double()> raw_slice)
+      : raw_slice_(std::move(raw_slice)), last_raw_(raw_slice_()) {}
+
+  /// Runs `client_slice` (a pair_result()), then the next raw slice, and adds the client slice to
+  /// `into` against the mean of the raw slices before and after it.
+  template <class ClientSlice>
+  pair_result next(slice_ratios& into, ClientSlice&& client_slice) {
+    const pair_result r = client_slice();
+    const double raw_after = raw_slice_();
+    into.add(r, (last_raw_ + raw_after) / 2);
+    raws_.push_back(last_raw_);
+    last_raw_ = raw_after;
+    return r;
+  }
+
+  /// The median of all raw slices so far.
+  double raw_median() const {
+    std::vector<double> all = raws_;
+    all.push_back(last_raw_);
+    return all[median_index(all)];
+  }
+
+ private:
+  std::function<double()> raw_slice_;
+  double last_raw_;
+  std::vector<double> raws_;
 };
 
 }  // namespace deadbolt::bench
