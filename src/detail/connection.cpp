@@ -378,11 +378,15 @@ void connection::arm_deadline_timer() {
   if (next == 0 || (deadline_armed_ns_ != 0 && deadline_armed_ns_ <= next)) return;
   deadline_armed_ns_ = next;
   deadline_timer_.expires_after(std::chrono::nanoseconds(std::max<std::int64_t>(0, next - port::monotonic_ns())));
-  deadline_timer_.async_wait([self = shared_from_this()](std::error_code ec) {
-    if (ec == asio::error::operation_aborted || self->session_.stopped()) return;
-    self->deadline_armed_ns_ = 0;
-    self->on_deadline();
-  });
+  // Re-arming for an earlier deadline (a plain request behind a replica-synced one, whose deadline
+  // allows for its WAIT) cancels a wait whose handler is still pending: two blocks take turns.
+  handler_memory& memory = deadline_memory_[0].in_use() ? deadline_memory_[1] : deadline_memory_[0];
+  deadline_timer_.async_wait(asio::bind_allocator(handler_allocator<char>(memory),
+                                                  [self = shared_from_this()](std::error_code ec) {
+                                                    if (ec == asio::error::operation_aborted || self->session_.stopped()) return;
+                                                    self->deadline_armed_ns_ = 0;
+                                                    self->on_deadline();
+                                                  }));
 }
 
 void connection::on_deadline() {

@@ -107,6 +107,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   resp::read_buffer input_;
   handler_memory read_memory_;   // the one read in flight
   handler_memory write_memory_;  // the one write in flight
+  handler_memory deadline_memory_[2];  // the deadline timer's wait, and a cancelled one still pending
   pipeline pipeline_;
   std::unique_ptr<login_request[]> login_steps_;
   std::unique_ptr<role_probe> role_probe_;

@@ -21,6 +21,7 @@ class handler_memory {
     }
     return ::operator new(size);
   }
+  bool in_use() const noexcept { return in_use_; }
   void deallocate(void* p) {
     if (p == &storage_) {
       in_use_ = false;
