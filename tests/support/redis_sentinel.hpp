@@ -1,6 +1,8 @@
 // Test access to the Redis Sentinel group a CTest fixture started (tests/support/redis-sentinel-fixture):
 // its data nodes and sentinels as redis_servers (redis-cli, kill, pause, restart), which data node the
-// sentinels name master now, and a sentinel URL naming every sentinel.
+// sentinels name master now, and a sentinel URL naming every sentinel. A group started with
+// SENTINEL_TLS=1 speaks TLS only: its URL is rediss+sentinel://, redis-cli talks TLS to it, and ca_file()
+// names the CA that signed its certificate.
 #pragma once
 
 #include <chrono>
@@ -31,6 +33,8 @@ class redis_sentinel_group {
     REQUIRE_MESSAGE(!master_name_.empty(), "no master_name in " << root);
     std::ifstream pass(root + "/sentinel_pass");  // only when the fixture ran with SENTINEL_AUTH_PASS
     std::getline(pass, sentinel_password_);
+    if (std::ifstream(root + "/ca.pem")) ca_file_ = root + "/ca.pem";  // only with SENTINEL_TLS=1
+    root_ = root;
   }
 
   /// The master the fixture started, then its replicas (which of them is master now: master()).
@@ -40,6 +44,10 @@ class redis_sentinel_group {
   std::string master_name() const { return master_name_; }
   /// The password the sentinels require (SENTINEL_AUTH_PASS); empty when they require none.
   std::string sentinel_password() const { return sentinel_password_; }
+  /// The CA that signed every node's certificate (SENTINEL_TLS=1); empty when the group speaks no TLS.
+  std::string ca_file() const { return ca_file_; }
+  /// A file of the fixture's directory: "other-ca.pem", ...
+  std::string file(const std::string& name) const { return root_ + "/" + name; }
 
   /// redis-cli to `sentinel` with `args` (shell words), logged in with the sentinels' password if any.
   /// Gives up after 2 s, with what it had: a paused sentinel never answers.
@@ -73,9 +81,10 @@ class redis_sentinel_group {
     return data_nodes_.front();  // not reached
   }
 
-  /// A sentinel URL naming every sentinel, as a user would write it (without the sentinels' password).
+  /// A sentinel URL naming every sentinel, as a user would write it (without the sentinels' password);
+  /// rediss+sentinel:// when the group speaks TLS.
   std::string url() const {
-    std::string out = "redis+sentinel://";
+    std::string out = ca_file_.empty() ? "redis+sentinel://" : "rediss+sentinel://";
     for (std::size_t i = 0; i < sentinels_.size(); ++i) {
       out += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(sentinels_[i].port());
     }
@@ -116,6 +125,8 @@ class redis_sentinel_group {
   std::vector<redis_server> sentinels_;
   std::string master_name_;
   std::string sentinel_password_;
+  std::string ca_file_;
+  std::string root_;
 };
 
 }  // namespace deadbolt::test

@@ -1,5 +1,7 @@
 // Test access to the redis-server a CTest fixture started (tests/support/redis-fixture): its port, a
 // redis-cli for checking state independently of deadbolt, and fault injection (stop, restart, pause).
+// A server that speaks TLS only has its redis-cli options in DIR/cli_args, one a line (the sentinel
+// fixture with SENTINEL_TLS=1).
 #pragma once
 
 #include <csignal>
@@ -34,7 +36,8 @@ class redis_server {
   /// `timeout_seconds` > 0: gives up after that long, with what it had (a paused server never answers).
   std::string cli(const std::string& args, int timeout_seconds = 0) const {
     const std::string limit = timeout_seconds > 0 ? "timeout " + std::to_string(timeout_seconds) + " " : "";
-    const std::string command = limit + "redis-cli -p " + std::to_string(port_) + " " + args + " 2>&1";
+    const std::string command =
+        limit + "redis-cli" + cli_options_ + " -p " + std::to_string(port_) + " " + args + " 2>&1";
     std::string out;
     if (FILE* p = popen(command.c_str(), "r")) {
       char buf[512];
@@ -95,10 +98,13 @@ class redis_server {
     std::ifstream in(dir_ + "/port");
     in >> port_;
     REQUIRE_MESSAGE(port_ != 0, "no redis-server port in " << dir_);
+    std::ifstream options(dir_ + "/cli_args");
+    for (std::string option; std::getline(options, option);) cli_options_ += " '" + option + "'";
   }
 
   std::string dir_;
   std::uint16_t port_ = 0;
+  std::string cli_options_;  // each with a space before it, quoted
 };
 
 /// Every server of a test that requires several fixtures (DEADBOLT_REDIS_DIRS, comma-separated).
