@@ -76,15 +76,25 @@ void synced(const redis_server& master, const redis_server& replica) {
       10s));
 }
 
+/// The fixture's master and its replica, in sync.
+struct replicated_pair {
+  replicated_pair() : master(group().data_nodes()[0]), replica(group().data_nodes()[1]) { synced(master, replica); }
+  static const redis_sentinel_group& group() {
+    static const redis_sentinel_group g;
+    return g;
+  }
+  redis_server master;
+  redis_server replica;
+};
+
 }  // namespace replica_sync_test
 
 using namespace replica_sync_test;
 
 TEST_CASE("replica sync: with the replica up, an acquire and an unlock are each followed by one WAIT") {
-  redis_sentinel_group group;
-  const redis_server master = group.data_nodes()[0];
-  const redis_server replica = group.data_nodes()[1];
-  synced(master, replica);
+  const replicated_pair pair;
+  const redis_server& master = pair.master;
+  const redis_server& replica = pair.replica;
   deadbolt::blocking_client bc(synced_config(master));
   const std::string name = unique_name("synced");
   auto lock = bc.lock(name);
@@ -105,10 +115,9 @@ TEST_CASE("replica sync: with the replica up, an acquire and an unlock are each 
 }
 
 TEST_CASE("replica sync: the replica stopped, an acquire is undone and tried again, then fails leaving nothing") {
-  redis_sentinel_group group;
-  const redis_server master = group.data_nodes()[0];
-  const redis_server replica = group.data_nodes()[1];
-  synced(master, replica);
+  const replicated_pair pair;
+  const redis_server& master = pair.master;
+  const redis_server& replica = pair.replica;
 
   SUBCASE("a reentrant lock") {
     deadbolt::blocking_client bc(synced_config(master));
@@ -175,10 +184,9 @@ TEST_CASE("replica sync: the replica stopped, an acquire is undone and tried aga
 }
 
 TEST_CASE("replica sync: an unlock the replica did not acknowledge is sent again, then reported; the release stands") {
-  redis_sentinel_group group;
-  const redis_server master = group.data_nodes()[0];
-  const redis_server replica = group.data_nodes()[1];
-  synced(master, replica);
+  const replicated_pair pair;
+  const redis_server& master = pair.master;
+  const redis_server& replica = pair.replica;
   deadbolt::blocking_client bc(synced_config(master));
   const std::string name = unique_name("unlock-unsynced");
   auto lock = bc.lock(name);
@@ -199,10 +207,9 @@ TEST_CASE("replica sync: an unlock the replica did not acknowledge is sent again
 }
 
 TEST_CASE("replica sync: a semaphore acquire no replica acknowledged gives its permits back") {
-  redis_sentinel_group group;
-  const redis_server master = group.data_nodes()[0];
-  const redis_server replica = group.data_nodes()[1];
-  synced(master, replica);
+  const replicated_pair pair;
+  const redis_server& master = pair.master;
+  const redis_server& replica = pair.replica;
   deadbolt::blocking_client bc(synced_config(master));
   const std::string name = unique_name("sem-unsynced");
   auto sem = bc.semaphore(name);
