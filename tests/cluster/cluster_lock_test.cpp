@@ -50,9 +50,16 @@ TEST_CASE("a reentrant lock on every master: the hash lives on the slot's owner,
   for (const std::string& name : names_on_every_master(cluster, "cl-lock")) {
     INFO(name);
     auto lock = bc.lock(name);
+    const auto owner = owner_of(cluster, name);
+    const auto waits = [&] {  // WAITs the slot's owner ran (INFO commandstats)
+      const std::string stats = owner.cli("info commandstats");
+      const auto at = stats.find("cmdstat_wait:calls=");
+      return at == std::string::npos ? 0L : std::stol(stats.substr(at + 19));
+    };
+    const long waits_before = waits();
     lock.lock();
     lock.lock();  // re-entry
-    const auto owner = owner_of(cluster, name);
+    CHECK(waits() - waits_before >= 2);  // replica sync: each acquire waited for the master's replica (one more after a NOSCRIPT)
     CHECK(owner.cli("type " + name) == "hash");
     CHECK(owner.cli("hvals " + name) == "2");
     CHECK(std::stoi(owner.cli("pttl " + name)) > 20000);
