@@ -264,6 +264,19 @@ TEST_CASE("replica sync: a lock returns once a replica has it, and survives a SI
     if (node.port() != old_master.port()) replicas.push_back(node);
   }
   REQUIRE(replicas.size() == 2);
+  // Every sentinel knows both replicas as healthy (after the previous case's restart it takes a while),
+  // so that the failover below has its candidates.
+  for (const auto& sentinel : group.sentinels()) {
+    REQUIRE(deadbolt::test::eventually(
+        [&] {
+          const std::string known = group.sentinel_cli(sentinel, "sentinel replicas " + group.master_name());
+          std::size_t healthy = 0;
+          const std::string flag = "flags\nslave\n";  // exactly "slave": not s_down, not disconnected
+          for (std::size_t at = known.find(flag); at != std::string::npos; at = known.find(flag, at + 1)) ++healthy;
+          return healthy == 2;
+        },
+        30s));
+  }
   deadbolt::blocking_client holder(sentinel_config(group.url()));
   REQUIRE_FALSE(holder.connect());
   const std::string name = unique_name("sent-synced");
@@ -284,10 +297,10 @@ TEST_CASE("replica sync: a lock returns once a replica has it, and survives a SI
   resume_one.join();
   CHECK(locked_ns > resumed_ns.load());  // not before a replica could acknowledge it
   CHECK(replicas[0].cli("exists " + name) == "1");
-  old_master.stop();  // SIGKILL, at once
-  replicas[1].resume();
+  replicas[1].resume();  // both are candidates for the failover
+  old_master.stop();     // SIGKILL, at once
 
-  REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
+  REQUIRE(group.wait_for_new_master(old_master.port(), 40s));
   const auto new_master = group.master();
   CHECK(new_master.cli("exists " + name) == "1");
   CHECK_FALSE(held.lease_lost());
