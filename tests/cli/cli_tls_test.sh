@@ -5,7 +5,8 @@
 set -uo pipefail
 CLI=$1
 shift
-EMU=("$@")
+# ctest passes a cross build's emulator as one argument, joined with spaces (as for cli_lib.sh).
+read -r -a EMU <<<"$*"
 DIR=${DEADBOLT_TLS_DIR:?run through ctest}
 TLS="rediss://127.0.0.1:$(cat "$DIR/tls/port")"
 MTLS="rediss://127.0.0.1:$(cat "$DIR/mtls/port")"
