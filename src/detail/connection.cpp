@@ -71,12 +71,7 @@ class connection::login_request final : public request {
   void on_done(std::error_code ec) override {
     if (ec) return;  // the connection dropped, and the session already knows
     if (is_role_) {
-      replica_sync& sync = owner_->pipeline_.replicas();
-      if (role_.error()) {
-        sync.probe_failed(port::monotonic_ns());
-      } else {
-        sync.learned(role_.master() ? role_.replicas() : 0, port::monotonic_ns());
-      }
+      owner_->pipeline_.replicas().learned(role_, port::monotonic_ns());
       if (owner_->session_.settings().login.require_master) {
         if (!failed_ && !role_.master()) {
           failed_ = true;
@@ -110,10 +105,10 @@ class connection::role_probe final : public request {
   void encode(resp::encoder& e) override { e.command("ROLE"); }
   void on_node(const resp::node& n) override { role_.take(n); }
   void on_done(std::error_code ec) override {
-    if (ec || role_.error()) {
+    if (ec) {
       sync_.probe_failed(port::monotonic_ns());
     } else {
-      sync_.learned(role_.master() ? role_.replicas() : 0, port::monotonic_ns());
+      sync_.learned(role_, port::monotonic_ns());
     }
     role_.reset();
   }
@@ -148,10 +143,11 @@ connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<ad
 
 connection::~connection() { pipeline_.fail_all(errc::shutting_down); }
 
-std::int64_t connection::deadline_from_now() const {
-  return port::monotonic_ns() +
-         std::chrono::duration_cast<std::chrono::nanoseconds>(config_.command_timeout).count();
+std::int64_t connection::command_timeout_ns() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(config_.command_timeout).count();
 }
+
+std::int64_t connection::deadline_from_now() const { return port::monotonic_ns() + command_timeout_ns(); }
 
 void connection::start() {
   session_.start();
@@ -176,10 +172,11 @@ void connection::submit(request& r) {
     r.on_done(errc::shutting_down);
     return;
   }
-  std::int64_t deadline = deadline_from_now();
+  const std::int64_t now = port::monotonic_ns();
+  const std::int64_t deadline = now + command_timeout_ns();
   if (r.syncs_replicas) {
     replica_sync& sync = pipeline_.replicas();
-    if (session_.ready() && sync.probe_due(port::monotonic_ns())) {  // else the login asks
+    if (session_.ready() && sync.probe_due(now)) {  // else the login asks
       sync.probe_sent();
       pipeline_.submit(*role_probe_, deadline);
     }

@@ -91,6 +91,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   void flush();
   void arm_deadline_timer();
   void on_deadline();
+  std::int64_t command_timeout_ns() const;
   std::int64_t deadline_from_now() const;
 
   asio::any_io_executor executor_;

@@ -21,6 +21,31 @@ enum class sync_policy : std::uint8_t {
   required,   ///< always WAIT: a server without replicas leaves every hold unsynced
 };
 
+/// Reads a ROLE reply node by node: the role, and for a master how many replicas it lists.
+class role_reader {
+ public:
+  void reset() noexcept { *this = role_reader{}; }
+  void take(const resp::node& n) noexcept {
+    if (n.depth == 0) {
+      error_ = resp::is_error(n.type);
+      return;
+    }
+    if (n.depth != 1) return;
+    if (index_ == 0) master_ = n.value == "master";
+    if (index_ == 2 && master_ && resp::is_aggregate(n.type)) replicas_ = static_cast<std::int32_t>(n.size);
+    ++index_;
+  }
+  bool error() const noexcept { return error_; }
+  bool master() const noexcept { return master_; }
+  std::int32_t replicas() const noexcept { return replicas_; }
+
+ private:
+  std::size_t index_ = 0;
+  bool error_ = false;
+  bool master_ = false;
+  std::int32_t replicas_ = 0;
+};
+
 class replica_sync {
  public:
   /// While no replica is known, ROLE is asked again at most this often (only while holds are written).
@@ -46,6 +71,10 @@ class replica_sync {
     stale_ = false;
     probing_ = false;
     probed_ns_ = now_ns;
+  }
+  /// ROLE answered: a master's replicas, or none (a replica, a sentinel, or ROLE refused by an ACL).
+  void learned(const role_reader& role, std::int64_t now_ns) noexcept {
+    learned(!role.error() && role.master() ? role.replicas() : 0, now_ns);
   }
   /// A WAIT answered: none acknowledged means the replicas may be gone (ask ROLE again).
   void answered(std::int32_t acked) noexcept {
@@ -77,31 +106,6 @@ class replica_sync {
   bool probing_ = false;
   bool refused_ = false;
   std::int64_t probed_ns_ = 0;
-};
-
-/// Reads a ROLE reply node by node: the role, and for a master how many replicas it lists.
-class role_reader {
- public:
-  void reset() noexcept { *this = role_reader{}; }
-  void take(const resp::node& n) noexcept {
-    if (n.depth == 0) {
-      error_ = resp::is_error(n.type);
-      return;
-    }
-    if (n.depth != 1) return;
-    if (index_ == 0) master_ = n.value == "master";
-    if (index_ == 2 && master_ && resp::is_aggregate(n.type)) replicas_ = static_cast<std::int32_t>(n.size);
-    ++index_;
-  }
-  bool error() const noexcept { return error_; }
-  bool master() const noexcept { return master_; }
-  std::int32_t replicas() const noexcept { return replicas_; }
-
- private:
-  std::size_t index_ = 0;
-  bool error_ = false;
-  bool master_ = false;
-  std::int32_t replicas_ = 0;
 };
 
 }  // namespace deadbolt::detail

@@ -80,7 +80,8 @@ struct wait_rules {
   wait_step verify{step_role::check, 0, false};
   wait_step leave{step_role::leave, 0, false};
   wait_step undo{step_role::undo, 0, false};  ///< idempotent: may be sent again after a lost reply
-  /// Replica sync: the attempt writes what a failover could lose (a hold, permits): WAIT after it.
+  /// Replica sync: the attempt writes what a failover could lose (a hold, permits): WAIT after it
+  /// (when config::replica_sync is not off; the operation applies the config).
   bool syncs_replicas = false;
   /// Replica sync: how often an unsynced attempt is undone and tried again, and the first pause
   /// before a new try (it doubles up to twice this; half of it is jitter). From the config.

@@ -10,7 +10,14 @@ namespace deadbolt::detail {
 void wait_op_base::begin(wait_attempt& a, const wait_setup& s) {
   attempt_ = &a;
   parks_ = s.rules.parks;
-  syncs_attempt_ = s.rules.syncs_replicas;
+  // Replica sync: the kind says whether its attempt syncs (and how to undo it); the config says
+  // whether syncing is on, and how often and after what pause an unsynced attempt is tried again.
+  const op_settings& settings = core.settings();
+  wait_rules rules = s.rules;
+  rules.syncs_replicas = rules.syncs_replicas && settings.syncs_replicas;
+  rules.sync_retries = settings.sync_retries;
+  rules.sync_retry_delay_ms = settings.sync_retry_delay_ms;
+  syncs_attempt_ = rules.syncs_replicas;
   channel_ = s.channel;
   wake_ = s.wake;
   bool queue_first = false;
@@ -24,7 +31,7 @@ void wait_op_base::begin(wait_attempt& a, const wait_setup& s) {
       seen = subs->messages_on(channel_);
     }
   }
-  run(driver_.start(moment(), s.rules, s.wait_ms, s.prepare, queue_first, seen));
+  run(driver_.start(moment(), rules, s.wait_ms, s.prepare, queue_first, seen));
 }
 
 wait_moment wait_op_base::moment() const { return {port::monotonic_ns(), core.shutting_down(), core.closed()}; }

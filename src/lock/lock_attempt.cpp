@@ -32,6 +32,7 @@ class lock_attempt final : public wait_attempt {
   explicit lock_attempt(wait_op_base& op) : op_(op), core_(op.core) {
     channel_.reserve(96);
     undo_latch_.reserve(96);
+    latch_ttl_.set(core_.settings().latch_ttl_ms);
   }
 
   void start(const std::shared_ptr<const lock_names>& names, std::int64_t owner, std::int64_t wait_ms,
@@ -65,11 +66,8 @@ class lock_attempt final : public wait_attempt {
 
     wait_setup s;
     s.rules = proto_->rules();
-    const op_settings& settings = core_.settings();
-    s.rules.syncs_replicas = settings.syncs_replicas;
+    s.rules.syncs_replicas = true;  // undone by the unlock script
     s.rules.undo = lock_steps::undo;
-    s.rules.sync_retries = settings.sync_retries;
-    s.rules.sync_retry_delay_ms = settings.sync_retry_delay_ms;
     s.wait_ms = wait_ms;
     s.prepare = baseline_known ? nullptr : &lock_steps::baseline;
     // Queued behind this client's other waiters, the next unlock message wakes one of them, not us:
@@ -102,9 +100,8 @@ class lock_attempt final : public wait_attempt {
     }
     if (s == lock_steps::give_up) return proto_->give_up(e, r, *names_, call(), core_.settings().publish);
     if (s == lock_steps::undo) {
-      const op_settings& settings = core_.settings();
       return proto_->unlock(e, r, *names_,
-                            {who(), lease_.view(), undo_latch_, latch_ttl_.view(), now_.view(), settings.publish});
+                            {who(), lease_.view(), undo_latch_, latch_ttl_.view(), now_.view(), core_.settings().publish});
     }
     e.array(3).bulk("HGET").bulk(names_->name);  // baseline, verify: the owner's count
     proto_->owner_field(e, who());
@@ -173,7 +170,6 @@ class lock_attempt final : public wait_attempt {
   // The hold is on the master only: the undo releases it with a latch of its own, kept if it is resent.
   wait_outcome unsynced() {
     new_unlock_latch(undo_latch_, names_->latch_prefix);
-    latch_ttl_.set(core_.settings().latch_ttl_ms);
     core_.observe.log(log_level::warning, "no replica acknowledged the hold of ", names_->name,
                       " (config::replica_sync): released, to be tried again");
     return wait_outcome::unsynced();

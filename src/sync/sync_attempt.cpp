@@ -51,11 +51,8 @@ void sync_attempt::start(const std::shared_ptr<const sync_names>& n, const sync_
   if (spec.verify != nullptr) s.rules.verify = verify_step(*spec.verify);
   if (spec.undo != nullptr) {
     // An acquire: what it takes is synced to a replica, or given back and tried again.
-    const op_settings& settings = core.settings();
     s.rules.undo = undo_step(*spec.undo);
-    s.rules.syncs_replicas = settings.syncs_replicas;
-    s.rules.sync_retries = settings.sync_retries;
-    s.rules.sync_retry_delay_ms = settings.sync_retry_delay_ms;
+    s.rules.syncs_replicas = true;
   }
   s.wait_ms = a.wait_ms;
   s.channel = n->channel;
