@@ -5,11 +5,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <ostream>
 #include <system_error>
 #include <thread>
 #include <type_traits>
+#include <utility>
 
 #include <doctest/doctest.h>
 
@@ -52,19 +54,27 @@ struct outcome {
 };
 struct none {};
 
+/// The callback call() hands to an operation. One type per result type, whatever the call site: the
+/// operation's templates are instantiated once per test file, not once per call (a lambda defined in
+/// call() would be a new type at every call site, and the test files took minutes to compile).
+template <typename T>
+struct completion {
+  std::shared_ptr<std::promise<outcome<T>>> promise;
+
+  void operator()(std::error_code ec) const { promise->set_value(outcome<T>{ec, T{}}); }
+  template <typename V>
+  void operator()(std::error_code ec, V&& v) const {
+    promise->set_value(outcome<T>{ec, T(std::forward<V>(v))});
+  }
+};
+
 /// Runs `start(callback)` and waits for the callback (at most `limit`): outcome<T> with the error code
 /// and the value (T = none for void(std::error_code) operations).
 template <typename T = none, typename Start>
 outcome<T> call(Start&& start, std::chrono::seconds limit = std::chrono::seconds(30)) {
   auto promise = std::make_shared<std::promise<outcome<T>>>();
   auto future = promise->get_future();
-  start([promise](std::error_code ec, auto&&... v) {
-    if constexpr (sizeof...(v) == 0) {
-      promise->set_value(outcome<T>{ec, T{}});
-    } else {
-      promise->set_value(outcome<T>{ec, T(v...)});
-    }
-  });
+  start(completion<T>{promise});
   REQUIRE_MESSAGE(future.wait_for(limit) == std::future_status::ready, "operation did not complete in time");
   return future.get();
 }
