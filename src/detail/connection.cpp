@@ -183,7 +183,21 @@ void connection::submit(request& r) {
   }
   pipeline_.submit(r, deadline);
   arm_deadline_timer();
-  if (!routing_input_) flush();
+  if (!routing_input_) flush_soon();
+}
+
+// Outside the read handler (which flushes once it has routed every reply), the first request of a turn
+// of the loop is written at once, and those submitted after it in the same turn (a thousand locks
+// started in a row) are written together by one posted flush.
+void connection::flush_soon() {
+  if (flush_posted_) return;
+  flush();
+  if (role_ != role::command || !session_.carries_bytes()) return;  // else writes batch as before
+  flush_posted_ = true;
+  asio::post(executor_, asio::bind_allocator(handler_allocator<char>(flush_memory_), [self = shared_from_this()] {
+               self->flush_posted_ = false;
+               self->flush();
+             }));
 }
 
 void connection::drop(std::error_code why) {
@@ -354,20 +368,31 @@ void connection::read() {
 }
 
 void connection::flush() {
-  if (!session_.carries_bytes() || !pipeline_.can_write()) return;
-  const std::string& bytes = pipeline_.take_output();
-  const auto gen = generation_;
-  stream_.async_write(asio::buffer(bytes),
-                      asio::bind_allocator(handler_allocator<char>(write_memory_),
-                      [self = shared_from_this(), gen](std::error_code ec, std::size_t) {
-                        if (gen != self->generation_) return;
-                        if (ec) {
-                          self->drop(ec);
-                          return;
-                        }
-                        self->pipeline_.write_done();
-                        self->flush();
-                      }));
+  while (session_.carries_bytes() && pipeline_.can_write()) {
+    const std::string& bytes = pipeline_.take_output();
+    // Most batches fit the socket's buffer and are written here: waiting for the write to complete
+    // would cost a handler and a reactor turn per round trip. Not on a subscriber connection, whose
+    // requests are answered by their write (write_done() runs their callbacks, which must not run
+    // inside submit()).
+    const std::size_t written = role_ == role::command ? stream_.write_now(asio::buffer(bytes)) : 0;
+    if (written == bytes.size()) {
+      pipeline_.write_done();
+      continue;
+    }
+    const auto gen = generation_;
+    stream_.async_write(asio::buffer(bytes) + written,
+                        asio::bind_allocator(handler_allocator<char>(write_memory_),
+                        [self = shared_from_this(), gen](std::error_code ec, std::size_t) {
+                          if (gen != self->generation_) return;
+                          if (ec) {
+                            self->drop(ec);
+                            return;
+                          }
+                          self->pipeline_.write_done();
+                          self->flush();
+                        }));
+    return;
+  }
 }
 
 void connection::arm_deadline_timer() {

@@ -89,6 +89,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   void arm_timer(std::int64_t delay_ms);
   void read();
   void flush();
+  void flush_soon();
   void arm_deadline_timer();
   void on_deadline();
   std::int64_t command_timeout_ns() const;
@@ -108,12 +109,14 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   resp::read_buffer input_;
   handler_memory read_memory_;   // the one read in flight
   handler_memory write_memory_;  // the one write in flight
+  handler_memory flush_memory_;  // the one posted flush (flush_soon)
   handler_memory deadline_memory_[2];  // the deadline timer's wait, and a cancelled one still pending
   pipeline pipeline_;
   std::unique_ptr<login_request[]> login_steps_;
   std::unique_ptr<role_probe> role_probe_;
   bool pumping_ = false;        // inside pump(): events from actions queue more actions, run after
   bool routing_input_ = false;  // inside pipeline_.on_input(): the read handler flushes afterwards
+  bool flush_posted_ = false;   // flush_soon() has a flush posted: submits until then wait for it
   std::uint64_t generation_ = 0;  // bumps on every disconnect: stale completions are ignored
   std::uint64_t timer_generation_ = 0;  // bumps on every arm or cancel of session_timer_
   connection_listener* listener_ = nullptr;

@@ -35,9 +35,10 @@ class stream {
     asio::generic::stream_protocol::endpoint target;
     if (auto ec = open(where, target)) return ec;
     socket_.async_connect(target, [this, done = std::forward<Handler>(done)](std::error_code ec) mutable {
-      if (!ec && tcp_) {
+      if (!ec) {
         std::error_code ignored;
-        socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+        if (tcp_) socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+        socket_.non_blocking(true, ignored);  // write_now() never blocks
       }
       done(ec);
     });
@@ -76,6 +77,18 @@ class stream {
     }
 #endif
     socket_.async_read_some(into, std::forward<Handler>(done));
+  }
+
+  /// Plain streams: writes as much of `bytes` as the socket takes now, without waiting, and returns how
+  /// much that was. 0 on TLS streams, and when the socket is full or failed: the async_write() that
+  /// follows for the rest reports any error, in its handler.
+  std::size_t write_now(asio::const_buffer bytes) noexcept {
+#if DEADBOLT_HAS_TLS
+    if (tls_) return 0;
+#endif
+    std::error_code ec;
+    const std::size_t n = socket_.write_some(bytes, ec);
+    return ec ? 0 : n;
   }
 
   /// Writes all of `bytes`.
