@@ -25,6 +25,7 @@
 #include "detail/connection.hpp"
 #include "detail/observer.hpp"
 #include "detail/server_address.hpp"
+#include "detail/wake_policy.hpp"
 
 #ifndef DEADBOLT_HAS_CLUSTER
 #error "DEADBOLT_HAS_CLUSTER must be defined (src/CMakeLists.txt): it decides which members are built"
@@ -33,14 +34,6 @@
 namespace deadbolt::detail {
 
 enum class wake_reason { message, timeout, resubscribed, cancelled, shutdown };
-
-/// How many local waiters one message wakes (Redisson's per-kind policy, docs/protocol.md §12).
-enum class wake_policy : std::uint8_t {
-  one,          ///< lock channels: one waiter per unlock message
-  all,          ///< every waiter on the channel
-  by_payload,   ///< payload "1" wakes all (write unlock), anything else one
-  count,        ///< payload is a count: wake that many (semaphores)
-};
 
 class waiter {
  public:

@@ -11,11 +11,11 @@
 #include <string>
 #include <string_view>
 
-#include "deadbolt/detail/engine.hpp"
+#include "deadbolt/detail/lock_names.hpp"
 #include "deadbolt/resp/encoder.hpp"
 #include "detail/holds.hpp"
 #include "detail/request.hpp"
-#include "detail/subscriber.hpp"
+#include "detail/wake_policy.hpp"
 #include "detail/wait_driver.hpp"
 #include "lock/spin_backoff_sequence.hpp"
 
