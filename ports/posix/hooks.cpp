@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
+#include <semaphore.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -52,6 +53,25 @@ void close_on_exec(int native_handle) noexcept {
 void fatal(const char* what) noexcept {
   std::fprintf(stderr, "deadbolt: fatal: %s\n", what);
   std::abort();
+}
+
+// A semaphore rather than a mutex and condition variable: the waiter wakes once, where a signal under
+// the mutex woke it into a mutex still held by the signalling thread (a second sleep and wake-up on
+// the blocking API's every call). glibc's sem_post touches the semaphore no more once the waiter can
+// see the post, so the waiter may destroy it right after sem_wait returns.
+static_assert(sizeof(sem_t) <= 32 && alignof(sem_t) <= 8, "thread_signal's storage is too small for sem_t");
+
+thread_signal::thread_signal() noexcept {
+  if (sem_init(reinterpret_cast<sem_t*>(storage_), 0, 0) != 0) fatal("sem_init failed");
+}
+
+thread_signal::~thread_signal() { sem_destroy(reinterpret_cast<sem_t*>(storage_)); }
+
+void thread_signal::post() noexcept { sem_post(reinterpret_cast<sem_t*>(storage_)); }
+
+void thread_signal::wait() noexcept {
+  while (sem_wait(reinterpret_cast<sem_t*>(storage_)) != 0 && errno == EINTR) {
+  }
 }
 
 }  // namespace deadbolt::port

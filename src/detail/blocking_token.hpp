@@ -16,14 +16,13 @@
 // allocations are the loop thread's, recycled there as an async call's are.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
-#include <mutex>
 #include <system_error>
 #include <type_traits>
 #include <utility>
 
 #include "deadbolt/port/asio_config.hpp"
+#include "deadbolt/port/hooks.hpp"
 
 #include <asio/async_result.hpp>
 #include <asio/post.hpp>
@@ -67,24 +66,19 @@ template <typename Value>
 class blocking_waiter {
  public:
   void set(std::error_code ec, Value v) {
-    std::lock_guard<std::mutex> guard(mutex_);
     ec_ = ec;
     value_ = std::move(v);
-    done_ = true;
-    ready_.notify_one();  // under the lock: the waiter (and this object) may go as soon as it is released
+    done_.post();  // the last touch: the waiter (and this object) may go as soon as wait() returns
   }
   Value wait(std::error_code& ec) {
-    std::unique_lock<std::mutex> guard(mutex_);
-    ready_.wait(guard, [this] { return done_; });
+    done_.wait();
     ec = ec_;
     return std::move(value_);
   }
   blocking_slot& slot() noexcept { return slot_; }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  bool done_ = false;
+  port::thread_signal done_;
   std::error_code ec_;
   Value value_{};
   blocking_slot slot_;

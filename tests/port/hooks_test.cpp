@@ -52,6 +52,29 @@ TEST_CASE("asio runs a timer through the port's asio header (also without except
   CHECK_FALSE(result);
 }
 
+TEST_CASE("thread_signal: wait returns once another thread posts, and the signal may go at once") {
+  // Posted before the wait: wait() returns at once.
+  {
+    deadbolt::port::thread_signal s;
+    s.post();
+    s.wait();
+  }
+  // Many handoffs, each signal destroyed as soon as its wait returns (a blocking call's waiter on the
+  // caller's stack), the value written before post() seen after wait().
+  for (int i = 0; i < 200; ++i) {
+    auto* s = new deadbolt::port::thread_signal;
+    int value = 0;
+    std::thread poster([&] {
+      value = i + 1;
+      s->post();
+    });
+    s->wait();
+    CHECK(value == i + 1);
+    delete s;
+    poster.join();
+  }
+}
+
 TEST_CASE("close_on_exec marks a descriptor") {
   asio::io_context io;
   asio::ip::tcp::socket socket(io);

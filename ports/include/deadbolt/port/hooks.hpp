@@ -27,6 +27,24 @@ std::uint64_t thread_id() noexcept;
 /// not hold the client's connections open).
 void close_on_exec(int native_handle) noexcept;
 
+/// One thread waits until another posts, once: a blocking call's caller waits for the loop thread
+/// to finish its operation. The object may be destroyed as soon as wait() has returned, even while
+/// post() is still returning (the caller's stack holds it). Everything written before post() is
+/// visible after wait().
+class thread_signal {
+ public:
+  thread_signal() noexcept;
+  ~thread_signal();
+  thread_signal(const thread_signal&) = delete;
+  thread_signal& operator=(const thread_signal&) = delete;
+
+  void post() noexcept;
+  void wait() noexcept;
+
+ private:
+  alignas(8) unsigned char storage_[32];  // the platform's object (a POSIX semaphore)
+};
+
 /// Ends the process after printing `what`: what a throw becomes in builds without exceptions.
 [[noreturn]] void fatal(const char* what) noexcept;
 
