@@ -145,8 +145,9 @@ TEST_CASE("after SENTINEL FAILOVER the demoted master answers READONLY: the comm
   REQUIRE_FALSE(ec);
 
   const auto old_master = group.master();
+  REQUIRE(group.wait_for_healthy_replicas(2, 30s));
   REQUIRE(group.sentinel_cli(group.sentinels().front(), "sentinel failover " + group.master_name()) == "OK");
-  REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
+  REQUIRE(group.wait_for_new_master(old_master.port(), 40s));
   // Sentinel demotes the old master about 10 s later (its INFO period); until then it is a master too.
   REQUIRE(demoted(old_master));
 
@@ -188,8 +189,9 @@ TEST_CASE("a failover moves the connections at once (+switch-master): new locks 
   auto waited = wait_then_unlock(waiter, name);
   REQUIRE(waiter_parked(old_master, name));
 
+  REQUIRE(group.wait_for_healthy_replicas(2, 30s));
   REQUIRE(group.sentinel_cli(group.sentinels().front(), "sentinel failover " + group.master_name()) == "OK");
-  REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
+  REQUIRE(group.wait_for_new_master(old_master.port(), 40s));
   CHECK(deadbolt::test::eventually([&] { return logged("sentinel: master '" + group.master_name() + "' switched"); },
                                    5000ms));
   const auto new_master = group.master();
@@ -236,8 +238,9 @@ TEST_CASE("SIGKILL of the master while a lock is held and a waiter waits: both c
   auto waited = wait_then_unlock(waiter, name);
   REQUIRE(waiter_parked(old_master, name));
 
+  REQUIRE(group.wait_for_healthy_replicas(2, 30s));
   old_master.stop();  // SIGKILL
-  REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
+  REQUIRE(group.wait_for_new_master(old_master.port(), 40s));
   const auto new_master = group.master();
   CHECK(new_master.cli("exists " + name) == "1");
   CHECK_FALSE(held.lease_lost());
@@ -266,17 +269,7 @@ TEST_CASE("replica sync: a lock returns once a replica has it, and survives a SI
   REQUIRE(replicas.size() == 2);
   // Every sentinel knows both replicas as healthy (after the previous case's restart it takes a while),
   // so that the failover below has its candidates.
-  for (const auto& sentinel : group.sentinels()) {
-    REQUIRE(deadbolt::test::eventually(
-        [&] {
-          const std::string known = group.sentinel_cli(sentinel, "sentinel replicas " + group.master_name());
-          std::size_t healthy = 0;
-          const std::string flag = "flags\nslave\n";  // exactly "slave": not s_down, not disconnected
-          for (std::size_t at = known.find(flag); at != std::string::npos; at = known.find(flag, at + 1)) ++healthy;
-          return healthy == 2;
-        },
-        30s));
-  }
+  REQUIRE(group.wait_for_healthy_replicas(2, 30s));
   deadbolt::blocking_client holder(sentinel_config(group.url()));
   REQUIRE_FALSE(holder.connect());
   const std::string name = unique_name("sent-synced");

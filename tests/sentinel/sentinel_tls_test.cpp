@@ -122,8 +122,9 @@ TEST_CASE("a failover reaches the client through its TLS connection to a sentine
   REQUIRE_FALSE(ec);
 
   const auto old_master = group.master();
+  REQUIRE(group.wait_for_healthy_replicas(1, 30s));
   REQUIRE(group.sentinel_cli(group.sentinels().front(), "sentinel failover " + group.master_name()) == "OK");
-  REQUIRE(group.wait_for_new_master(old_master.port(), 20s));
+  REQUIRE(group.wait_for_new_master(old_master.port(), 40s));
   CHECK(deadbolt::test::eventually([&] { return logged("sentinel: master '" + group.master_name() + "' switched"); },
                                    5000ms));
   const auto new_master = group.master();

@@ -91,6 +91,28 @@ class redis_sentinel_group {
     return out + "/" + master_name_;
   }
 
+  /// Polls until every sentinel lists `count` replicas of the master flagged "slave" and nothing else
+  /// (not s_down, not disconnected): a failover started then has its candidates. After a failover the
+  /// old master is demoted, and listed as a healthy replica, only some 10 s later; started before that,
+  /// a failover could take longer than a test waits (seen under ASan on a loaded machine). False after
+  /// `timeout`.
+  bool wait_for_healthy_replicas(std::size_t count, std::chrono::milliseconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      bool all = true;
+      for (const auto& sentinel : sentinels_) {
+        const std::string known = sentinel_cli(sentinel, "sentinel replicas " + master_name_);
+        std::size_t healthy = 0;
+        const std::string flag = "flags\nslave\n";  // exactly "slave"
+        for (std::size_t at = known.find(flag); at != std::string::npos; at = known.find(flag, at + 1)) ++healthy;
+        if (healthy < count) all = false;
+      }
+      if (all) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
   /// Polls until every sentinel names the same master and it is not `old_port`; false after `timeout`.
   /// (A stopped or paused sentinel names nothing, so this waits for the full timeout then.) When it
   /// returns true the promoted replica already answers ROLE with master; the old master, if still up,
