@@ -1,7 +1,7 @@
-// Heap allocation counting for benchmarks: alloc_counter.cpp replaces malloc, calloc, realloc, the
-// aligned allocators (aligned_alloc, memalign, posix_memalign, valloc, pvalloc: Asio's recycling
-// allocator uses aligned_alloc) and free for the whole process (forwarding to glibc) and counts
-// allocations while a scope is open.
+// Heap allocation counting for benchmarks and tests/lock/steady_allocation_test: alloc_counter.cpp
+// replaces malloc, calloc, realloc, the aligned allocators (aligned_alloc, memalign, posix_memalign,
+// valloc, pvalloc: Asio's recycling allocator uses aligned_alloc) and free for the whole process
+// (forwarding to glibc) and counts allocations while a scope is open.
 #pragma once
 
 #include <cstddef>

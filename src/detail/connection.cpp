@@ -8,6 +8,7 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
+#include "detail/post_with_memory.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -194,10 +195,10 @@ void connection::flush_soon() {
   flush();
   if (role_ != role::command || !session_.carries_bytes()) return;  // else writes batch as before
   flush_posted_ = true;
-  asio::post(executor_, asio::bind_allocator(handler_allocator<char>(flush_memory_), [self = shared_from_this()] {
-               self->flush_posted_ = false;
-               self->flush();
-             }));
+  post_with_memory(executor_, flush_memory_, [self = shared_from_this()] {
+    self->flush_posted_ = false;
+    self->flush();
+  });
 }
 
 void connection::drop(std::error_code why) {
