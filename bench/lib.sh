@@ -5,6 +5,25 @@ die() {
   exit 1
 }
 
+# Where the processes run. On a VM a wake-up that crosses CPUs is slow (about 50 us here), and the
+# scheduler moves a ping-pong pair between one CPU (c1P1 ~45k/s) and two (~9k/s) as it likes, so an
+# unpinned raw rate drifts fivefold. With BENCH_PLACEMENT=split (the default on 2+ CPUs) the servers
+# run on CPU 0 and the benchmark (client, raw reference, redis-benchmark) on the others, as if the
+# server were another machine; BENCH_PLACEMENT=shared leaves both to the scheduler.
+BENCH_PLACEMENT=${BENCH_PLACEMENT:-split}
+server_cpus=() client_cpus=()
+case $BENCH_PLACEMENT in
+  split)
+    if [[ $(nproc) -ge 2 ]] && command -v taskset >/dev/null; then
+      server_cpus=(taskset -c 0) client_cpus=(taskset -c "1-$(($(nproc) - 1))")
+    else
+      BENCH_PLACEMENT=shared
+    fi
+    ;;
+  shared) ;;
+  *) die "BENCH_PLACEMENT is split or shared, not '$BENCH_PLACEMENT'" ;;
+esac
+
 # start_redis [ARGS...]: starts a throwaway redis-server on a free loopback port, without persistence
 # (ARGS are more redis-server options), and exports REDIS_PORT. The server and its directory go away
 # when the script exits.
@@ -17,7 +36,7 @@ start_redis() {
     port=$((20000 + RANDOM % 40000))
     # Taken if something answers there; redis-server would also refuse to start on it.
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
-    redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+    "${server_cpus[@]}" redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
       --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" "$@" &
     REDIS_PID=$!
     if wait_for_redis "$port"; then
@@ -56,7 +75,7 @@ start_redis_tls() {
   for attempt in 1 2 3 4 5 6 7 8 9 10; do
     port=$((20000 + RANDOM % 40000))
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
-    redis-server --bind 127.0.0.1 --port 0 --tls-port "$port" --save "" --appendonly no \
+    "${server_cpus[@]}" redis-server --bind 127.0.0.1 --port 0 --tls-port "$port" --save "" --appendonly no \
       --tls-cert-file "$REDIS_DIR/server.pem" --tls-key-file "$REDIS_DIR/server.key" \
       --tls-ca-cert-file "$REDIS_DIR/ca.pem" --tls-auth-clients no \
       --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" &
@@ -110,7 +129,7 @@ start_redis_cluster() {
   command -v redis-server >/dev/null || die "redis-server not found: install Debian's redis-server"
   REDIS_CLUSTER_DIR=$(mktemp -d)
   trap stop_redis EXIT
-  "$root/tests/support/redis-cluster-fixture" start "$REDIS_CLUSTER_DIR/cluster" "$1" 0 >&2 ||
+  "${server_cpus[@]}" "$root/tests/support/redis-cluster-fixture" start "$REDIS_CLUSTER_DIR/cluster" "$1" 0 >&2 ||
     die "could not start a redis cluster"
   REDIS_CLUSTER_PORTS=$(paste -sd, "$REDIS_CLUSTER_DIR/cluster/ports")
   export REDIS_CLUSTER_PORTS
