@@ -10,6 +10,7 @@ die() {
 # unpinned raw rate drifts fivefold. With BENCH_PLACEMENT=split (the default on 2+ CPUs) the servers
 # run on CPU 0 and the benchmark (client, raw reference, redis-benchmark) on the others, as if the
 # server were another machine; BENCH_PLACEMENT=shared leaves both to the scheduler.
+placement_asked=${BENCH_PLACEMENT:-}
 BENCH_PLACEMENT=${BENCH_PLACEMENT:-split}
 server_cpus=() client_cpus=()
 case $BENCH_PLACEMENT in
@@ -23,6 +24,13 @@ case $BENCH_PLACEMENT in
   shared) ;;
   *) die "BENCH_PLACEMENT is split or shared, not '$BENCH_PLACEMENT'" ;;
 esac
+
+# shared_placement_by_default: for a benchmark whose servers stand for several machines working at
+# once (redlock3): on one CPU they would take turns. BENCH_PLACEMENT, if set, still wins.
+shared_placement_by_default() {
+  [[ -n $placement_asked ]] && return
+  BENCH_PLACEMENT=shared server_cpus=() client_cpus=()
+}
 
 # start_redis [ARGS...]: starts a throwaway redis-server on a free loopback port, without persistence
 # (ARGS are more redis-server options), and exports REDIS_PORT. The server and its directory go away
