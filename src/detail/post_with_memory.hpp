@@ -5,7 +5,6 @@
 // io_context's own executor the handler's memory is used.
 #pragma once
 
-#include <memory>
 #include <utility>
 
 #include "deadbolt/port/asio_config.hpp"
@@ -22,14 +21,10 @@ namespace deadbolt::detail {
 template <typename Handler>
 void post_with_memory(const asio::any_io_executor& ex, handler_memory& memory, Handler&& handler) {
   auto bound = asio::bind_allocator(handler_allocator<char>(memory), std::forward<Handler>(handler));
-  using plain = asio::io_context::executor_type;
-  using tracked = asio::io_context::basic_executor_type<std::allocator<void>, 4>;  // outstanding_work.tracked
-  if (const plain* io = ex.target<plain>()) {
+  if (const auto* io = ex.target<asio::io_context::executor_type>()) {
     asio::post(*io, std::move(bound));
-  } else if (const tracked* io_tracked = ex.target<tracked>()) {
-    asio::post(*io_tracked, std::move(bound));
   } else {
-    asio::post(ex, std::move(bound));
+    asio::post(ex, std::move(bound));  // a strand, a thread pool, a work-tracking executor: Asio's cache
   }
 }
 
