@@ -11,14 +11,18 @@
 //                    hooks_ratio=… hooks_ratio_p25=… hooks_ratio_p75=… hooks_allocs_per_pair=…
 //                    hooks_pairs_per_s=… hook_events_per_pair=… blocking_ratio=… blocking_ratio_p25=…
 //                    blocking_ratio_p75=… blocking_allocs_per_pair=… blocking_pairs_per_s=…
+//                    protocol_ratio=… ratio_to_protocol=…
 // The hooks side is the leased one on a second client whose config::metrics counts every event; the
 // blocking side the same pairs through the blocking API (a blocking_client, this thread the caller).
+// The protocol side is the same commands through hiredis (server_probe::raw_pair_slice_per_s): what the
+// Redisson protocol's pair itself reaches against the acquire-only limit, and the client against it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "alloc_counter.hpp"
 #include "pair_chain.hpp"
@@ -97,6 +101,7 @@ int main(int argc, char** argv) {
 
   deadbolt::bench::server_probe probe(bench_name, port);
   const std::string sha = probe.load_acquire_script();
+  const std::string unlock_sha = probe.load_script(deadbolt::detail::scripts::lock_unlock);
 
   asio::io_context io(1);
   deadbolt::config cfg;
@@ -118,9 +123,9 @@ int main(int argc, char** argv) {
   }
   deadbolt::blocking_lock blocking_lock = blocking_client.lock(tag + "bench-uncontended-blocking");
 
-  std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease, with the watchdog, with metrics hooks and "
-               "through the blocking API, every one between two raw slices (EVALSHA c1P1 through hiredis); %ld "
-               "warm-up pairs first\n",
+  std::fprintf(stderr, "%s: %ld slices of %.0f ms each with a %ld ms lease, the same pairs through hiredis, with the "
+               "watchdog, with metrics hooks and through the blocking API, every one between two raw slices (EVALSHA "
+               "c1P1 through hiredis); %ld warm-up pairs first\n",
                bench_name, slices, slice_s * 1000, lease_ms, warm);
   // redis-benchmark once, for reference: the in-process raw slices should agree with it.
   // (Not on a cluster: redis-benchmark's key there would belong to any master.)
@@ -133,7 +138,7 @@ int main(int argc, char** argv) {
 
   const std::string raw_key = tag + "bench-raw-slices", raw_owner = "owner:1", raw_lease = std::to_string(lease_ms);
   auto raw = [&] { return probe.raw_slice_per_s(sha, raw_key, raw_lease, raw_owner, slice_s); };
-  slice_ratios leased, watchdog, hooks, blocking;
+  slice_ratios leased, protocol, watchdog, hooks, blocking;
   long hooked_events = 0, hooked_pairs = 0;
   std::uint64_t evalsha = 0, dels = 0;
   long leased_pairs = 0;
@@ -150,6 +155,11 @@ int main(int argc, char** argv) {
       dels += deadbolt::bench::delta(before, after, "del");
       leased_pairs += a.pairs + slice_warm;  // the commands counted include the unmeasured pairs
       return a;
+    });
+    slices_in_turn.next(protocol, [&] {
+      const double rate = probe.raw_pair_slice_per_s(sha, unlock_sha, tag + "bench-uncontended-protocol", raw_lease,
+                                                     "00000000-0000-0000-0000-000000000000:1", slice_s);
+      return pair_result{rate, 0, 0, static_cast<long>(rate * slice_s)};
     });
     slices_in_turn.next(watchdog, [&] { return pair_chain(bench_name, io, lock, 0ms, slice_warm, slice_s).run(); });
     slices_in_turn.next(hooks, [&] {
@@ -177,13 +187,17 @@ int main(int argc, char** argv) {
   // The hook must have seen the pairs (an acquire and a release each), or the phase measured nothing.
   if (hooked_events < 2 * hooked_pairs) deadbolt::bench::die(bench_name, "the metrics hook missed events");
   const double raw_median = slices_in_turn.raw_median();
+  // The client against the protocol's own pairs, slice by slice (they run one after the other).
+  std::vector<double> to_protocol;
+  for (std::size_t i = 0; i < leased.ratios.size(); ++i) to_protocol.push_back(leased.ratios[i] / protocol.ratios[i]);
+  const std::size_t p = deadbolt::bench::median_index(protocol.ratios);
   std::printf("%s ratio=%.3f ratio_p25=%.3f ratio_p75=%.3f slices=%ld allocs_per_pair=%.3f pairs_per_s=%.0f "
               "raw_evalsha_per_s=%.0f redis_benchmark_evalsha_per_s=%.0f commands_per_pair=%.2f "
               "client_cpu_us_per_pair=%.2f watchdog_ratio=%.3f watchdog_ratio_p25=%.3f watchdog_ratio_p75=%.3f "
               "watchdog_allocs_per_pair=%.3f watchdog_pairs_per_s=%.0f hooks_ratio=%.3f hooks_ratio_p25=%.3f "
               "hooks_ratio_p75=%.3f hooks_allocs_per_pair=%.3f hooks_pairs_per_s=%.0f hook_events_per_pair=%.2f "
               "blocking_ratio=%.3f blocking_ratio_p25=%.3f blocking_ratio_p75=%.3f blocking_allocs_per_pair=%.3f "
-              "blocking_pairs_per_s=%.0f\n",
+              "blocking_pairs_per_s=%.0f protocol_ratio=%.3f ratio_to_protocol=%.3f\n",
               bench_name, leased.ratios[m], leased.quantile(0.25), leased.quantile(0.75), slices,
               leased.allocs_per_pair, leased.runs[m].pairs_per_s, raw_median, redis_benchmark, commands_per_pair,
               leased.runs[m].cpu_us / static_cast<double>(std::max(leased.runs[m].pairs, 1L)),
@@ -192,6 +206,6 @@ int main(int argc, char** argv) {
               hooks.allocs_per_pair, hooks.runs[h].pairs_per_s,
               static_cast<double>(hooked_events) / static_cast<double>(std::max(hooked_pairs, 1L)),
               blocking.ratios[b], blocking.quantile(0.25), blocking.quantile(0.75), blocking.allocs_per_pair,
-              blocking.runs[b].pairs_per_s);
+              blocking.runs[b].pairs_per_s, protocol.ratios[p], to_protocol[deadbolt::bench::median_index(to_protocol)]);
   return 0;
 }

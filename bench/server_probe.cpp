@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "deadbolt/detail/lock_names.hpp"
+
 namespace deadbolt::bench {
 
 namespace {
@@ -158,6 +160,47 @@ double server_probe::raw_slice_per_s(const std::string& sha, const std::string& 
     elapsed = seconds_since(start);
   } while (elapsed < seconds);
   return static_cast<double>(requests) / elapsed;
+}
+
+void server_probe::take_reply() {
+  void* reply = nullptr;
+  if (redisGetReply(ctx_, &reply) != REDIS_OK) die(bench_, std::string("server query failed: ") + ctx_->errstr);
+  const bool error = static_cast<redisReply*>(reply)->type == REDIS_REPLY_ERROR;
+  const std::string text = error ? static_cast<redisReply*>(reply)->str : "";
+  freeReplyObject(reply);
+  if (error) die(bench_, "server error: " + text);
+}
+
+double server_probe::raw_pair_slice_per_s(const std::string& acquire_sha, const std::string& unlock_sha,
+                                          const std::string& key, const std::string& lease, const std::string& owner,
+                                          double seconds) {
+  // The library's own names for the lock (hash-tagged names included).
+  const auto names = deadbolt::detail::make_lock_names<deadbolt::detail::lock_kind::reentrant>(key);
+  const std::string& channel = names->channel;
+  const std::string latch_prefix = names->latch_prefix + ":";
+  std::string latch;
+  char id[33];
+  const clock_type::time_point start = clock_type::now();
+  long pairs = 0;
+  double elapsed = 0;
+  do {
+    if (!latch.empty()) redisAppendCommand(ctx_, "DEL %b", latch.data(), latch.size());
+    redisAppendCommand(ctx_, "EVALSHA %s 1 %b %b %b", acquire_sha.c_str(), key.data(), key.size(), lease.data(),
+                       lease.size(), owner.data(), owner.size());
+    if (!latch.empty()) take_reply();
+    take_reply();
+    std::snprintf(id, sizeof id, "%032lx", static_cast<unsigned long>(++latch_serial_));
+    latch = latch_prefix + id;
+    redisAppendCommand(ctx_, "EVALSHA %s 3 %b %b %b 0 %b %b publish 25000", unlock_sha.c_str(), key.data(),
+                       key.size(), channel.data(), channel.size(), latch.data(), latch.size(), lease.data(),
+                       lease.size(), owner.data(), owner.size());
+    take_reply();
+    ++pairs;
+    elapsed = seconds_since(start);
+  } while (elapsed < seconds);
+  redisAppendCommand(ctx_, "DEL %b", latch.data(), latch.size());
+  take_reply();
+  return static_cast<double>(pairs) / elapsed;
 }
 
 double raw_evalsha_per_s(server_probe& probe, const std::string& sha, int clients, int pipeline, long requests,

@@ -89,12 +89,20 @@ class server_probe {
   /// requests per second.
   double raw_slice_per_s(const std::string& sha, const std::string& key, const std::string& arg1,
                          const std::string& arg2, double seconds);
+  /// The lock+unlock pairs of lock_uncontended as deadbolt sends them, through this connection for
+  /// `seconds`: EVALSHA `acquire_sha` (with the previous pair's latch DEL written before it in the
+  /// same batch), then EVALSHA `unlock_sha` with a new latch key and the unlock message, each waited
+  /// for. The Redisson protocol's own ceiling through the thinnest client; pairs per second.
+  double raw_pair_slice_per_s(const std::string& acquire_sha, const std::string& unlock_sha, const std::string& key,
+                              const std::string& lease, const std::string& owner, double seconds);
 
  private:
   redisReply* run(const char* format, ...);
+  void take_reply();
   const char* bench_;
   int port_;
   redisContext* ctx_ = nullptr;
+  unsigned long latch_serial_ = 0;
 };
 
 /// Cluster benchmarks: the "redis+cluster://" URL of the masters "P1,P2,..." and which of them serves
