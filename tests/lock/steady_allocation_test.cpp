@@ -103,6 +103,17 @@ std::vector<std::unique_ptr<deadbolt::client>> connected_clients(asio::io_contex
   return out;
 }
 
+// Runs the pairs `start_pairs(count)` chains and checks that they all ran, and none allocated.
+template <typename StartPairs>
+void check_pairs_do_not_allocate(asio::io_context& io, StartPairs start_pairs) {
+  pair_count count(io);
+  start_pairs(count);
+  run_bounded(io);
+  REQUIRE_FALSE(count.error);
+  REQUIRE(count.done == warm_pairs + counted_pairs);
+  CHECK(count.allocations == 0);
+}
+
 }  // namespace
 
 TEST_CASE("steady-state lock+unlock pairs of a reentrant lock do not allocate") {
@@ -110,12 +121,7 @@ TEST_CASE("steady-state lock+unlock pairs of a reentrant lock do not allocate") 
   asio::io_context io;
   auto clients = connected_clients(io, servers);
   deadbolt::reentrant_lock lock = clients[0]->lock(deadbolt::test::unique_name("steady-reentrant"));
-  pair_count count(io);
-  reentrant_pairs(lock, count);
-  run_bounded(io);
-  REQUIRE_FALSE(count.error);
-  REQUIRE(count.done == warm_pairs + counted_pairs);
-  CHECK(count.allocations == 0);
+  check_pairs_do_not_allocate(io, [&](pair_count& count) { reentrant_pairs(lock, count); });
 }
 
 TEST_CASE("steady-state lock+unlock pairs of a red lock over three servers do not allocate") {
@@ -127,10 +133,5 @@ TEST_CASE("steady-state lock+unlock pairs of a red lock over three servers do no
   std::vector<deadbolt::reentrant_lock> members;
   for (auto& c : clients) members.push_back(c->lock(name));
   deadbolt::red_lock lock(std::move(members));
-  pair_count count(io);
-  red_pairs(lock, count);
-  run_bounded(io);
-  REQUIRE_FALSE(count.error);
-  REQUIRE(count.done == warm_pairs + counted_pairs);
-  CHECK(count.allocations == 0);
+  check_pairs_do_not_allocate(io, [&](pair_count& count) { red_pairs(lock, count); });
 }
