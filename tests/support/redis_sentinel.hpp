@@ -10,12 +10,12 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
 
 #include "support/redis_server.hpp"
+#include "support/sync.hpp"
 
 namespace deadbolt::test {
 
@@ -97,20 +97,7 @@ class redis_sentinel_group {
   /// a failover could take longer than a test waits (seen under ASan on a loaded machine). False after
   /// `timeout`.
   bool wait_for_healthy_replicas(std::size_t count, std::chrono::milliseconds timeout) const {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      bool all = true;
-      for (const auto& sentinel : sentinels_) {
-        const std::string known = sentinel_cli(sentinel, "sentinel replicas " + master_name_);
-        std::size_t healthy = 0;
-        const std::string flag = "flags\nslave\n";  // exactly "slave"
-        for (std::size_t at = known.find(flag); at != std::string::npos; at = known.find(flag, at + 1)) ++healthy;
-        if (healthy < count) all = false;
-      }
-      if (all) return true;
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    return eventually([&] { return all_list_healthy_replicas(count); }, timeout, std::chrono::milliseconds(100));
   }
 
   /// Polls until every sentinel names the same master and it is not `old_port`; false after `timeout`.
@@ -118,12 +105,7 @@ class redis_sentinel_group {
   /// returns true the promoted replica already answers ROLE with master; the old master, if still up,
   /// is demoted only later (Sentinel sends it REPLICAOF some 10 s after the switch).
   bool wait_for_new_master(int old_port, std::chrono::milliseconds timeout) const {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      if (all_name_new_master(old_port)) return true;
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    return eventually([&] { return all_name_new_master(old_port); }, timeout, std::chrono::milliseconds(50));
   }
 
  private:
@@ -131,6 +113,17 @@ class redis_sentinel_group {
     for (int n = 1; std::ifstream(prefix + std::to_string(n) + "/port"); ++n) {
       out.emplace_back(prefix + std::to_string(n));
     }
+  }
+
+  bool all_list_healthy_replicas(std::size_t count) const {
+    const std::string flag = "flags\nslave\n";  // exactly "slave"
+    for (const auto& sentinel : sentinels_) {
+      const std::string known = sentinel_cli(sentinel, "sentinel replicas " + master_name_);
+      std::size_t healthy = 0;
+      for (std::size_t at = known.find(flag); at != std::string::npos; at = known.find(flag, at + 1)) ++healthy;
+      if (healthy < count) return false;
+    }
+    return true;
   }
 
   bool all_name_new_master(int old_port) const {

@@ -79,14 +79,15 @@ outcome<T> call(Start&& start, std::chrono::seconds limit = std::chrono::seconds
   return future.get();
 }
 
-/// Polls `pred` every 10 ms until it holds (true) or `limit` has passed (false).
+/// Polls `pred` every `interval` until it holds (true) or `limit` has passed (false).
 template <typename Pred>
-bool eventually(Pred&& pred, std::chrono::milliseconds limit) {
+bool eventually(Pred&& pred, std::chrono::milliseconds limit,
+                std::chrono::milliseconds interval = std::chrono::milliseconds(10)) {
   const auto end = std::chrono::steady_clock::now() + limit;
   for (;;) {
     if (pred()) return true;
     if (std::chrono::steady_clock::now() >= end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(interval);
   }
 }
 
