@@ -6,7 +6,6 @@
 -- Returns nil if the owner holds no hold; 0 if still held; 1 if released (also when the lock is gone:
 -- Redisson's answer for a lock that expired).
 --! include fair_queue
---! include fair_queue
 --! include unlock_latch
 local lock, queue, timeouts, channel, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local message, lease, owner, now, publish, latch_ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
