@@ -210,6 +210,37 @@ TEST_CASE("a key of the wrong type is a clear error") {
   CHECK(call<bool>([&](auto cb) { c.lock(name).async_try_lock(1, 0ms, 0ms, cb); }).ec == errc::wrong_type);
 }
 
+// The unlock reads the hold count (HGET) and deletes a last hold without counting it down; any other
+// count is left to HINCRBY, which judges it as before.
+TEST_CASE("an unlock judges the count the server holds: 1 releases, more counts down, garbage is an error") {
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  deadbolt::client c(io.executor(), config_for(redis));
+  const std::string name = unique_name("counted");
+  const std::string field = c.id() + ":1";
+  auto lock = c.lock(name);
+
+  redis.cli("hset " + name + " " + field + " 3");
+  REQUIRE(redis.cli("pexpire " + name + " 60000") == "1");
+  CHECK_FALSE(call([&](auto cb) { lock.async_unlock(1, cb); }).ec);  // not the client's own hold: not judged
+  CHECK(redis.cli("hget " + name + " " + field) == "2");
+
+  redis.cli("hset " + name + " " + field + " 1");
+  CHECK_FALSE(call([&](auto cb) { lock.async_unlock(1, cb); }).ec);
+  CHECK(redis.cli("exists " + name) == "0");
+
+  redis.cli("hset " + name + " " + field + " many");
+  const std::string latches = "keys redisson_unlock_latch:{" + name + "}:*";
+  const std::string latched_before = redis.cli(latches);  // the first unlock's (a 0 stays latched)
+  CHECK(call([&](auto cb) { lock.async_unlock(1, cb); }).ec == errc::server_error);
+  CHECK(redis.cli("hget " + name + " " + field) == "many");  // left as it was
+  CHECK(redis.cli(latches) == latched_before);                // and nothing latched
+
+  redis.cli("hset " + name + " " + field + " 0");
+  CHECK_FALSE(call([&](auto cb) { lock.async_unlock(1, cb); }).ec);  // counted down below 1: gone
+  CHECK(redis.cli("exists " + name) == "0");
+}
+
 TEST_CASE("scripts survive SCRIPT FLUSH (NOSCRIPT falls back to EVAL)") {
   deadbolt::test::redis_server redis;
   deadbolt::test::io_thread io;
