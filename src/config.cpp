@@ -85,6 +85,14 @@ bool parse_database(std::string_view s, endpoint& out) {
   return parse_number(s, out.database) && out.database >= 0;
 }
 
+// Valkey's URL schemes name the same forms as Redis's: valkey:// is redis://, valkeys:// is rediss://,
+// valkey+cluster:// is redis+cluster://, and so on.
+std::string redis_twin(std::string_view scheme) {
+  constexpr std::string_view valkey = "valkey";
+  if (scheme.substr(0, valkey.size()) != valkey) return std::string(scheme);
+  return "redis" + std::string(scheme.substr(valkey.size()));
+}
+
 }  // namespace
 
 std::string endpoint::describe() const {
@@ -104,7 +112,7 @@ std::error_code parse_url(std::string_view url, endpoint& out) {
   endpoint ep;
   const auto scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) return errc::invalid_url;
-  const auto scheme = url.substr(0, scheme_end);
+  const std::string scheme = redis_twin(url.substr(0, scheme_end));
   std::string_view rest = url.substr(scheme_end + 3);
 
   if (scheme == "unix") {

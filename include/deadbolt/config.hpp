@@ -29,6 +29,7 @@ class tls_context;
 ///                                                  26379 by default) say which server is the master;
 ///                                                  the credentials are the master's (config::sentinel_*)
 ///   rediss://...  rediss+cluster://...  rediss+sentinel://...   the same over TLS (config::tls, docs/tls.md)
+///   valkey://  valkeys://  valkey+cluster://  valkey+sentinel://  ...  Valkey's names for the same forms
 /// User and password may be percent-encoded. A password without a user logs in as "default".
 struct endpoint {
   /// One node named in a cluster URL.

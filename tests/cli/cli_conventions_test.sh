@@ -124,6 +124,10 @@ reasons_and_redaction() {
       ! grep -q hunter "$WORK/why.err" || fail "'$sub --url $url' printed the password: $(cat "$WORK/why.err")" || return 1
     done
   done
+  # Valkey's schemes are the same URLs: valkey:// reaches the test server, valkey+x:// is refused.
+  db ping --url "valkey://127.0.0.1:$PORT" || fail "ping --url valkey://: exit $?" || return 1
+  rc=0; db ping --url "valkey+x://127.0.0.1:$PORT" 2>"$WORK/why.err" || rc=$?
+  [ "$rc" = 2 ] && grep -qF "unknown scheme 'valkey+x'" "$WORK/why.err" || fail "valkey+x://: exit $rc: $(cat "$WORK/why.err")" || return 1
   rc=0; db -v run --url redis://:hunter2@127.0.0.1:1 --wait 300ms cli-why -- true 2>"$WORK/why.err" || rc=$?
   [ "$rc" = 3 ] && ! grep -q hunter2 "$WORK/why.err" || fail "unreachable: exit $rc: $(cat "$WORK/why.err")"
 }

@@ -37,6 +37,27 @@ TEST_CASE("parse_url: tcp forms") {
     CHECK(cluster.tls);
     CHECK(cluster.cluster_seeds.size() == 2);
   }
+  SUBCASE("valkey://, valkeys://, valkey+cluster:// and valkey+sentinel:// are their redis twins") {
+    const endpoint plain = parse_ok("valkey://u:p@cache.example:6380/2");
+    CHECK_FALSE(plain.tls);
+    CHECK(plain.host == "cache.example");
+    CHECK(plain.port == 6380);
+    CHECK(plain.database == 2);
+    CHECK(plain.user == "u");
+    CHECK(parse_ok("valkeys://cache.example").tls);
+    const endpoint cluster = parse_ok("valkey+cluster://127.0.0.1:7000,127.0.0.1:7001");
+    CHECK_FALSE(cluster.tls);
+    CHECK(cluster.cluster_seeds.size() == 2);
+    CHECK(parse_ok("valkeys+cluster://127.0.0.1:7000").tls);
+    const endpoint sentinel = parse_ok("valkeys+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster/1");
+    CHECK(sentinel.tls);
+    CHECK(sentinel.sentinels.size() == 2);
+    CHECK(sentinel.sentinel_master == "mymaster");
+    CHECK(sentinel.database == 1);
+    endpoint ep;
+    CHECK(deadbolt::parse_url("valkeyx://127.0.0.1", ep) == errc::invalid_url);
+    CHECK(deadbolt::parse_url("valkey+unix:///tmp/s", ep) == errc::invalid_url);
+  }
   SUBCASE("host only: default port, no login, database 0") {
     const endpoint ep = parse_ok("redis://cache.example");
     CHECK(ep.kind == endpoint::transport::tcp);

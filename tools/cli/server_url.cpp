@@ -160,10 +160,13 @@ std::string why_invalid(std::string_view url) {
   if (p.scheme.empty() && url.find("://") == std::string_view::npos) {
     return "not a URL: expected redis://HOST[:PORT][/DB] or unix:///PATH";
   }
-  // rediss+... is the same URL over TLS.
-  const std::string_view scheme = p.scheme.substr(0, 6) == "rediss" ? p.scheme.substr(1) : p.scheme;
+  // valkey... names the same URL as redis..., and rediss+... is the same URL over TLS.
+  std::string twin(p.scheme);
+  if (twin.rfind("valkey", 0) == 0) twin.replace(0, 6, "redis");
+  const std::string_view scheme = twin.rfind("rediss", 0) == 0 ? std::string_view(twin).substr(1) : twin;
   if (scheme != "redis" && scheme != "unix" && scheme != "redis+cluster" && scheme != "redis+sentinel") {
-    return "unknown scheme " + quoted(p.scheme) + " (redis://, redis+cluster://, redis+sentinel:// or unix://)";
+    return "unknown scheme " + quoted(p.scheme) +
+           " (redis://, redis+cluster://, redis+sentinel://, their valkey twins, or unix://)";
   }
   if (bad_percent_escape(p.user) || bad_percent_escape(p.password)) {
     return "a bad %-escape in the user or password (% must be followed by two hex digits)";

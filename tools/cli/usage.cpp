@@ -43,7 +43,8 @@ constexpr std::string_view ping_text = R"(usage: deadbolt ping
 
 constexpr std::string_view global_text = R"(options of every subcommand (before or after it):
       --url URL            redis://[user[:password]@]host[:port][/db] or unix:///path[?db=N];
-                           rediss://... over TLS (default: $REDIS_URL, else redis://127.0.0.1:6379)
+                           rediss://... over TLS; valkey://, valkeys://... are the same URLs
+                           (default: $REDIS_URL, else redis://127.0.0.1:6379)
       --password-file FILE the password, from FILE (else $DEADBOLT_PASSWORD, else the URL's)
       --tls-ca FILE|DIR    rediss://: the CA certificates to trust (default: the system's)
       --tls-cert FILE      rediss://: the client certificate (mutual TLS), with --tls-key
