@@ -1,6 +1,7 @@
 // deadbolt run: wait for the lock, run COMMAND under it, release it when COMMAND ends.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -36,12 +37,10 @@ class runner {
         semaphore_(client_.expirable_semaphore(o.name)),
         connector_(io_, client_, o),
         signals_(io_),
-        children_(io_, SIGCHLD),
         status_timer_(io_),
         lease_timer_(io_),
         renew_timer_(io_),
         info_timer_(io_),
-        kill_timer_(io_),
         owner_(static_cast<deadbolt::owner_id>(::getpid())) {}
 
   int run() {
@@ -224,11 +223,12 @@ class runner {
     environment_change secrets = command_environment();
     env.insert(env.end(), secrets.added.begin(), secrets.added.end());
     verbose("running %s", o_.argv[0].c_str());
-    if (auto spawn_error = child_.spawn(o_.argv, env, secrets.removed)) {
+    if (auto spawn_error = child_.spawn(o_.argv, env, secrets.removed, o_.grace, [this](child_process::event e) { on_child(e); })) {
       std::fprintf(stderr, "deadbolt: cannot run %s: %s\n", o_.argv[0].c_str(), spawn_error.message().c_str());
-      return release(127);
+      // As shells: 127 when there is no such command, 126 when it cannot be run.
+      const bool missing = spawn_error.value() == ENOENT || spawn_error.value() == ENOTDIR;
+      return release(missing ? exit_command_not_found : exit_command_not_executable);
     }
-    watch_child();
     watch_lease();
   }
 
@@ -281,28 +281,26 @@ class runner {
 
   void forget_holder_info() { client_.async_command({"DEL", holder_key()}, [](std::error_code, deadbolt::reply) {}); }
 
+  // The whole tree gets SIGTERM, and SIGKILL after --grace (the guardian times it).
   void lease_lost(const std::string& why) {
     if (lost_ || !child_.running()) return;
     lost_ = true;
     forget_holder_info();
     std::fprintf(stderr, "deadbolt: lost lock %s (%s): stopping the command\n", o_.name.c_str(), why.c_str());
-    child_.send(SIGTERM);
-    kill_timer_.expires_after(o_.grace);
-    kill_timer_.async_wait([this](std::error_code ec) {
-      if (!ec) child_.send(SIGKILL);
-    });
+    child_.stop_tree();
   }
 
   void watch_signals() {
-    signals_.async_wait([this](std::error_code ec, int signal, bool to_group) {
+    signals_.async_wait([this](std::error_code ec, signal_source::received r) {
       if (ec || finished_) return;
-      if (acquired_) {
-        // The command decides; we release when it exits. A Ctrl-C already reached it from the kernel.
-        if (!to_group) child_.send(signal);
+      if (r.signal == SIGCONT) {
+        if (acquired_) child_.resume();  // after a stop that COMMAND's started (on_child)
+      } else if (acquired_) {
+        pass_on(r);
       } else if (!waiting_) {
-        return finish(128 + signal);  // still connecting: nothing to cancel or release
+        return finish(128 + r.signal);  // still connecting: nothing to cancel or release
       } else {
-        interrupted_by_ = signal;
+        interrupted_by_ = r.signal;
         // The wait may complete inline here (operation_aborted -> finish(), which cancels signals_):
         // waiting for another signal after that would keep io_.run() going forever.
         cancel_wait_.emit(asio::cancellation_type::terminal);
@@ -311,17 +309,47 @@ class runner {
     });
   }
 
-  void watch_child() {
-    children_.async_wait([this](std::error_code ec, int) {
-      if (ec) return;
-      if (!child_.reap()) return watch_child();
-      kill_timer_.cancel();
-      lease_timer_.cancel();
-      renew_timer_.cancel();
-      info_timer_.cancel();
-      verbose("%s exited with %d", o_.argv[0].c_str(), child_.exit_status());
-      release(lost_ ? exit_lease_lost : child_.exit_status());
-    });
+  // A signal to deadbolt while COMMAND runs goes to COMMAND's process group, once: COMMAND decides,
+  // and we release when its tree has ended. Not passed on: a terminal's that COMMAND's group got
+  // itself (it has the terminal: a hangup), and the same signal from the same sender again within a
+  // second, which is one signal delivered twice (timeout(1) signals its child, then its whole group;
+  // a supervisor may do the same).
+  void pass_on(const signal_source::received& r) {
+    if (r.from_kernel && child_.has_terminal()) return;
+    const auto now = clock::now();
+    if (r.signal == last_passed_.signal && r.sender == last_passed_.sender && !r.from_kernel &&
+        now - last_passed_at_ < std::chrono::seconds(1)) {
+      verbose("not passing signal %d on again (the same sender, %s after the first)", r.signal,
+              format_duration(std::chrono::duration_cast<milliseconds>(now - last_passed_at_)).c_str());
+      return;
+    }
+    last_passed_ = r;
+    last_passed_at_ = now;
+    verbose("passing signal %d on to %s", r.signal, o_.argv[0].c_str());
+    child_.send(r.signal);
+  }
+
+  void on_child(const child_process::event& e) {
+    if (e.what == child_process::event::stopped) {
+      // A job-control stop (Ctrl-Z, a read from the terminal in the background): stop with COMMAND,
+      // as the job the shell knows, so that the shell's fg/bg continue both (SIGCONT: resume()).
+      if (e.value != SIGTSTP && e.value != SIGTTIN && e.value != SIGTTOU) return;
+      child_.take_terminal_back();
+      ::kill(::getpid(), e.value);
+      return;
+    }
+    lease_timer_.cancel();
+    renew_timer_.cancel();
+    info_timer_.cancel();
+    if (e.what == child_process::event::guardian_lost) {
+      std::fprintf(stderr, "deadbolt: the process watching %s died: its processes were killed\n", o_.argv[0].c_str());
+      return release(lost_ ? exit_lease_lost : exit_failure);
+    }
+    if (e.left_behind > 0) {
+      verbose("stopped %d process%s %s left behind", e.left_behind, e.left_behind == 1 ? "" : "es", o_.argv[0].c_str());
+    }
+    verbose("%s exited with %d", o_.argv[0].c_str(), e.value);
+    release(lost_ ? exit_lease_lost : e.value);
   }
 
   // Deletes the holder info first (sent ahead of the release on the same connection), then releases.
@@ -359,9 +387,7 @@ class runner {
     lease_timer_.cancel();
     renew_timer_.cancel();
     info_timer_.cancel();
-    kill_timer_.cancel();
     signals_.cancel();
-    children_.cancel();
     client_.shutdown();
   }
 
@@ -376,15 +402,15 @@ class runner {
   std::optional<deadbolt::permit_id> permit_;
   connector connector_;
   signal_source signals_;
-  asio::signal_set children_;
   asio::steady_timer status_timer_;
   asio::steady_timer lease_timer_;
   asio::steady_timer renew_timer_;  // --semaphore: the permit's lease
   asio::steady_timer info_timer_;   // the holder info's TTL under the watchdog
-  asio::steady_timer kill_timer_;
   asio::cancellation_signal cancel_wait_;
   deadbolt::owner_id owner_;
-  child_process child_;
+  child_process child_{io_};
+  signal_source::received last_passed_;  // the last signal passed on to COMMAND, and when
+  clock::time_point last_passed_at_;
   status_line status_;
   clock::time_point started_waiting_;
   bool waiting_ = false;

@@ -4,19 +4,20 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <csignal>
 
 namespace deadbolt::cli {
 namespace {
 
-constexpr int watched[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int watched[] = {SIGINT, SIGTERM, SIGHUP, SIGCONT};
 int write_end = -1;  // the handler's end of the pipe (one signal_source per process)
 
 void on_signal(int signal, siginfo_t* info, void*) {
   const int saved = errno;
-  const unsigned char message[2] = {static_cast<unsigned char>(signal),
-                                    static_cast<unsigned char>(info != nullptr && info->si_code == SI_KERNEL)};
-  const ssize_t ignored = ::write(write_end, message, sizeof message);  // 2 bytes: atomic on a pipe
+  const std::int32_t message[3] = {signal, info != nullptr && info->si_code == SI_KERNEL,
+                                   info != nullptr && info->si_code <= 0 ? static_cast<std::int32_t>(info->si_pid) : 0};
+  const ssize_t ignored = ::write(write_end, message, sizeof message);  // 12 bytes: atomic on a pipe
   (void)ignored;
   errno = saved;
 }

@@ -1,0 +1,154 @@
+#include "process_tree.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <ctime>
+
+namespace deadbolt::cli {
+namespace {
+
+// The live processes below root, as read from /proc: at most this many (more is a fork bomb; the
+// next pass gets the rest once these are gone).
+constexpr int max_tree = 4096;
+constexpr int max_procs = 65536;
+
+struct proc_row {
+  pid_t pid;
+  pid_t ppid;
+  bool zombie;
+};
+proc_row rows[max_procs];  // one table: the guardian and deadbolt never scan at once in one process
+
+// Parses "/proc/PID/stat": "pid (comm) S ppid ..."; comm may hold spaces and parentheses, so the
+// fields start after the last ')'.
+bool read_stat(const char* name, proc_row& row) {
+  char path[64] = "/proc/";
+  int n = 6;
+  for (const char* c = name; *c != '\0' && n < 50; ++c) path[n++] = *c;
+  const char tail[] = "/stat";
+  for (const char* c = tail; *c != '\0'; ++c) path[n++] = *c;
+  path[n] = '\0';
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t got = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (got <= 0) return false;
+  buf[got] = '\0';
+  const char* close_paren = nullptr;
+  for (const char* c = buf; *c != '\0'; ++c)
+    if (*c == ')') close_paren = c;
+  if (close_paren == nullptr || close_paren[1] != ' ' || close_paren[2] == '\0') return false;
+  const char state = close_paren[2];
+  const char* p = close_paren + 3;
+  while (*p == ' ') ++p;
+  pid_t ppid = 0;
+  for (; *p >= '0' && *p <= '9'; ++p) ppid = ppid * 10 + (*p - '0');
+  row.ppid = ppid;
+  row.zombie = state == 'Z' || state == 'X';
+  return true;
+}
+
+// Every process on the system with its parent; -1 if /proc cannot be read.
+int read_processes() {
+  const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
+  int count = 0;
+  alignas(8) char buf[8192];
+  for (;;) {
+    const long got = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
+    if (got <= 0) break;
+    for (long off = 0; off < got;) {
+      struct entry {
+        ino64_t ino;
+        off64_t off;
+        unsigned short reclen;
+        unsigned char type;
+        char name[1];
+      };
+      const auto* e = reinterpret_cast<const entry*>(buf + off);
+      off += e->reclen;
+      pid_t pid = 0;
+      const char* c = e->name;
+      for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+      if (*c != '\0' || pid <= 0 || count == max_procs) continue;
+      proc_row row{pid, 0, false};
+      if (read_stat(e->name, row)) rows[count++] = row;
+    }
+  }
+  ::close(dir);
+  return count;
+}
+
+// The processes below root (zombies included: their children still count), into tree; how many.
+int find_descendants(pid_t root, int count, pid_t* tree, bool* zombie) {
+  int found = 0;
+  bool grew = true;
+  // Parents usually have lower pids than their children, so one pass mostly suffices; pid wrap-around
+  // and reparenting take more.
+  while (grew) {
+    grew = false;
+    for (int i = 0; i < count; ++i) {
+      if (rows[i].pid == 0) continue;  // already taken
+      bool below = rows[i].ppid == root;
+      for (int j = 0; !below && j < found; ++j) below = rows[i].ppid == tree[j];
+      if (!below || found == max_tree) continue;
+      tree[found] = rows[i].pid;
+      zombie[found] = rows[i].zombie;
+      ++found;
+      rows[i].pid = 0;
+      grew = true;
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+int signal_descendants(pid_t root, int signal) {
+  const int count = read_processes();
+  if (count < 0) return -1;
+  pid_t tree[max_tree];
+  bool zombie[max_tree];
+  const int found = find_descendants(root, count, tree, zombie);
+  int signalled = 0;
+  for (int i = 0; i < found; ++i) {
+    if (zombie[i]) continue;
+    // (A pid read a moment ago could only be reused after its process was reaped and the kernel
+    // went round the whole pid space: not a concern in that moment.)
+    if (::kill(tree[i], signal) != 0) continue;
+    if (signal != 0 && signal != SIGKILL && signal != SIGCONT) ::kill(tree[i], SIGCONT);
+    ++signalled;
+  }
+  return signalled;
+}
+
+void kill_descendants(pid_t root) {
+  for (;;) {
+    const int signalled = signal_descendants(root, SIGKILL);
+    if (signalled <= 0) return;
+    const timespec pause{0, 2 * 1000 * 1000};  // time for the killed to exit
+    ::nanosleep(&pause, nullptr);
+  }
+}
+
+bool reap_children(pid_t watched, int& status) {
+  bool seen = false;
+  for (;;) {
+    int s = 0;
+    const pid_t pid = ::waitpid(-1, &s, WNOHANG);
+    if (pid <= 0) return seen;
+    if (pid == watched) {
+      status = s;
+      seen = true;
+    }
+  }
+}
+
+}  // namespace deadbolt::cli
