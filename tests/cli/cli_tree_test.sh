@@ -163,6 +163,87 @@ tree_timeout_once() {
   all_gone "$p.pids" 0
 }
 
+# At a terminal COMMAND's group is the foreground one, as a shell makes a job's: a Ctrl-Z stops
+# COMMAND and deadbolt with it (the shell sees its job stopped), and continuing deadbolt (fg)
+# continues COMMAND, which gets the terminal back. Run under a pseudo-terminal, from a small shell
+# doing job control there.
+tree_terminal_job_control() {
+  local f=$WORK/jc
+  local command="import os, sys, time
+fd = os.open('/dev/tty', os.O_RDWR)
+def state():
+    return 'pgid=%d fg=%d' % (os.getpgrp(), os.tcgetpgrp(fd))
+open('$f.before', 'w').write(state())
+open('$f.ready', 'w').close()
+while not os.path.exists('$f.go'):
+    time.sleep(0.01)
+open('$f.after', 'w').write(state())"
+  python3 - "$f" $EMU "$CLI" run --url "$URL" cli-tree-tty -- python3 -c "$command" <<'PY' || return 1
+import os, pty, signal, sys, time
+f = sys.argv[1]
+def wait_for(path):
+    deadline = time.time() + 10
+    while not os.path.exists(path):
+        if time.time() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+shell, master = pty.fork()
+if shell == 0:
+    # The shell: deadbolt as a foreground job in a process group of its own; fg once it stops.
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+        os.execvp(sys.argv[2], sys.argv[2:])
+    os.setpgid(job, job)
+    open(f + ".job", "w").write(str(job))
+    os.tcsetpgrp(0, job)
+    _, status = os.waitpid(job, os.WUNTRACED)
+    open(f + ".stopped", "w").write(str(int(os.WIFSTOPPED(status))))
+    os.tcsetpgrp(0, os.getpgrp())
+    wait_for(f + ".go")
+    os.tcsetpgrp(0, job)
+    os.killpg(job, signal.SIGCONT)
+    _, status = os.waitpid(job, 0)
+    open(f + ".exit", "w").write(str(status))
+    os._exit(0)
+def done(message):
+    print(message)
+    os.kill(shell, signal.SIGKILL)
+    if os.path.exists(f + ".job"):
+        os.kill(int(open(f + ".job").read()), signal.SIGKILL)  # deadbolt: the guardian ends the rest
+    sys.exit(1)
+wait_for(f + ".ready") or done("COMMAND did not start")
+before = open(f + ".before").read()
+pgid, fg = [int(x.split("=")[1]) for x in before.split()]
+if pgid != fg or pgid == int(open(f + ".job").read()):
+    done("COMMAND is not in a foreground group of its own: %s, deadbolt's group %s" % (before, open(f + ".job").read()))
+os.write(master, b"\x1a")  # the terminal's suspend character
+wait_for(f + ".stopped") or done("deadbolt did not stop")
+if open(f + ".stopped").read() != "1":
+    done("the shell's job ended instead of stopping")
+state = open("/proc/%d/stat" % pgid).read().rsplit(")", 1)[1].split()[0]
+if state != "T":
+    done("deadbolt stopped but COMMAND did not (state %s)" % state)
+open(f + ".go", "w").close()
+while True:
+    try:
+        if not os.read(master, 1024): break
+    except OSError:
+        break
+os.waitpid(shell, 0)
+status = int(open(f + ".exit").read()) if os.path.exists(f + ".exit") else -1
+if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+    done("deadbolt ended with wait status %d" % status)
+after = open(f + ".after").read() if os.path.exists(f + ".after") else "nothing"
+if after != before:
+    done("continued, COMMAND saw %s (before the stop: %s)" % (after, before))
+PY
+}
+
 # ---- driver --------------------------------------------------------------------------------------
-ALL=(tree_lease_lost tree_sigterm tree_deadbolt_killed tree_leftovers tree_group_sigterm_once tree_timeout_once)
+ALL=(tree_lease_lost tree_sigterm tree_deadbolt_killed tree_leftovers tree_group_sigterm_once tree_timeout_once
+     tree_terminal_job_control)
 run_cases "${ALL[@]}"

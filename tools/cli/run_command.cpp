@@ -329,11 +329,22 @@ class runner {
     child_.send(r.signal);
   }
 
+  // No parent in another process group of our session, that is, no shell doing job control above us
+  // (our parent is the only candidate: the guardian, the rest of our group, is our child).
+  static bool group_is_orphaned() {
+    const pid_t parent = ::getppid();
+    return ::getsid(parent) != ::getsid(0) || ::getpgid(parent) == ::getpgrp();
+  }
+
   void on_child(const child_process::event& e) {
     if (e.what == child_process::event::stopped) {
       // A job-control stop (Ctrl-Z, a read from the terminal in the background): stop with COMMAND,
       // as the job the shell knows, so that the shell's fg/bg continue both (SIGCONT: resume()).
       if (e.value != SIGTSTP && e.value != SIGTTIN && e.value != SIGTTOU) return;
+      // In an orphaned process group (deadbolt a session leader: `ssh -t host deadbolt ...`) the
+      // kernel discards these stops, so no shell would ever continue us: COMMAND goes on instead,
+      // as it did in deadbolt's group.
+      if (group_is_orphaned()) return child_.resume();
       child_.take_terminal_back();
       ::kill(::getpid(), e.value);
       return;
