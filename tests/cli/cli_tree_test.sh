@@ -154,11 +154,17 @@ tree_group_sigterm_once() {
   all_gone "$p.pids" 0
 }
 
-# timeout(1) signals deadbolt and then its whole process group: COMMAND gets exactly one SIGTERM.
+# timeout(1) signals deadbolt and then its whole process group (as it does when its time is up, or
+# when it gets SIGTERM itself, as here: no race with COMMAND's start): COMMAND gets exactly one.
 tree_timeout_once() {
   local p=$WORK/to name=cli-tree-timeout
   rm -f "$p.ready" "$p.got"
-  timeout -s TERM 2 $EMU "$CLI" run --url "$URL" --grace 300ms "$name" -- python3 -c "$COUNTER" "$p" >"$p.out" 2>"$p.err" </dev/null || true
+  timeout 60 $EMU "$CLI" run --url "$URL" --grace 300ms "$name" -- python3 -c "$COUNTER" "$p" >"$p.out" 2>"$p.err" </dev/null &
+  local timeout_pid=$!
+  PIDS+=("$timeout_pid")
+  wait_file "$p.ready" 5000 || fail "COMMAND did not start: $(cat "$p.err")" || return 1
+  kill -TERM "$timeout_pid"
+  wait_exit "$timeout_pid" 5000 || fail "timeout still running 5s after its SIGTERM" || return 1
   [ "$(cat "$p.got" 2>/dev/null)" = 1 ] || fail "timeout's SIGTERM reached COMMAND $(cat "$p.got" 2>/dev/null) times; stderr: $(cat "$p.err")" || return 1
   all_gone "$p.pids" 0
 }
