@@ -11,6 +11,7 @@ enum exit_code : int {
   exit_cannot_connect = 3,  ///< the server cannot be reached, does not answer, or refused the login
   exit_wait_timed_out = 4,  ///< run: the lock was not had in time (-E changes it)
   exit_lease_lost = 5,      ///< run: the lock was lost while COMMAND ran; COMMAND was terminated
+  exit_release_failed = 6,  ///< run: the server refused the release (the reason is printed)
   exit_command_not_executable = 126,  ///< run: COMMAND was found but could not be run (as shells)
   exit_command_not_found = 127,       ///< run: there is no such COMMAND (as shells)
 };

@@ -1,4 +1,5 @@
 // status's output: the text for people, the JSON for scripts.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -81,12 +82,18 @@ void print_text(const std::string& name, const lock_state& s) {
                          : o.kind == deadbolt::object_kind::fair_lock     ? "fair lock"
                          : o.kind == deadbolt::object_kind::fenced_lock   ? "fenced lock"
                                                                           : "lock";
+      const std::string queued = o.queue.empty() ? ""
+                                 : ", " + std::to_string(o.queue.size()) + (o.queue.size() == 1 ? " waiter" : " waiters") + " queued";
       if (!o.locked()) {
-        std::printf("%s: %s, not locked\n", n.c_str(), what);
+        std::printf("%s: %s, not locked%s\n", n.c_str(), what, queued.c_str());
+        if (!o.queue.empty()) {
+          std::printf("  (only the first in line may take it: one that died blocks it until its place lapses;\n"
+                      "   'deadbolt unlock --force' clears the queue)\n");
+        }
         break;
       }
-      std::printf("%s: %s, locked%s%s%s\n", n.c_str(), what, o.mode.empty() ? "" : " for ", o.mode.c_str(),
-                  ttl_text(o.ttl).c_str());
+      std::printf("%s: %s, locked%s%s%s%s\n", n.c_str(), what, o.mode.empty() ? "" : " for ", o.mode.c_str(),
+                  ttl_text(o.ttl).c_str(), queued.c_str());
       print_holders(s);
       break;
     }
@@ -104,10 +111,13 @@ void print_text(const std::string& name, const lock_state& s) {
       std::printf("%s: a %s, not a lock, semaphore or latch\n", n.c_str(), shown(o.redis_type).c_str());
       break;
   }
-  if (!o.queue.empty()) {
-    std::printf("  queue:");
-    for (const auto& q : o.queue) std::printf(" %s", shown(q.owner).c_str());
-    std::printf("\n");
+  // A fair lock's waiters, first in line first, with how long each keeps its place if it died.
+  for (std::size_t i = 0; i < o.queue.size(); ++i) {
+    const auto& q = o.queue[i];
+    std::printf("  waiter %s  %s", shown(q.owner).c_str(), i == 0 ? "first, " : "");
+    if (!q.deadline_ms) std::printf("no deadline (removed at the next acquire)\n");
+    else if (*q.deadline_ms <= now_ms()) std::printf("its place has lapsed (removed at the next acquire)\n");
+    else std::printf("its place lapses in %s\n", format_duration(std::chrono::milliseconds(*q.deadline_ms - now_ms())).c_str());
   }
   if (o.fencing_token) std::printf("  fencing token: %llu\n", static_cast<unsigned long long>(*o.fencing_token));
 }
@@ -151,6 +161,16 @@ void print_json(const std::string& name, const lock_state& s) {
   }
   out.key("queue").begin_array();
   for (const auto& q : o.queue) out.string(q.owner);
+  out.end_array();
+  // The same waiters with how long each still keeps its place (null: no deadline recorded).
+  out.key("waiters").begin_array();
+  for (const auto& q : o.queue) {
+    out.begin_object();
+    out.key("field").string(q.owner);
+    out.key("lapses_in_ms");
+    if (q.deadline_ms) out.number(std::max<std::int64_t>(*q.deadline_ms - now_ms(), 0)); else out.null();
+    out.end_object();
+  }
   out.end_array();
   out.key("fencing_token");
   if (o.fencing_token) out.number(static_cast<std::int64_t>(*o.fencing_token)); else out.null();

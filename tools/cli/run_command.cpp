@@ -71,6 +71,50 @@ class runner {
     if (!o_.quiet && ::isatty(STDERR_FILENO)) show_status();
     auto acquired = [this](std::error_code ec, std::optional<std::uint64_t> token) { on_acquired(ec, token); };
     if (o_.mode == lock_mode::semaphore) return take_permit(wait, acquired);
+    // What is there first: the lock scripts wait for a hash of application data, or a read/write lock
+    // taken as a reentrant one, as for a held lock: forever.
+    client_.async_inspect(o_.name, [this, wait, acquired](std::error_code ec, deadbolt::object_info info) {
+      if (finished_) return;
+      if (interrupted_by_ != 0) return finish(128 + interrupted_by_);  // a signal came before the wait began
+      if (ec) return acquired(ec, std::nullopt);
+      const std::string wrong = wrong_kind(info);
+      if (!wrong.empty()) {
+        status_timer_.cancel();
+        status_.clear();
+        std::fprintf(stderr, "deadbolt: %s\n", wrong.c_str());
+        return finish(exit_failure);
+      }
+      take_lock(wait, acquired);
+    });
+  }
+
+  // Why NAME cannot be taken as the lock asked for, or "" if it can.
+  std::string wrong_kind(const deadbolt::object_info& info) const {
+    const bool rw = o_.mode == lock_mode::read || o_.mode == lock_mode::write;
+    switch (info.kind) {
+      case deadbolt::object_kind::none: return "";
+      case deadbolt::object_kind::lock:
+      case deadbolt::object_kind::fenced_lock:
+      case deadbolt::object_kind::fair_lock:
+        // (the fenced and fair locks share the reentrant lock's hash; a free one leaves no hash)
+        if (rw && info.locked()) return o_.name + " is a lock, not a read/write lock: drop --read/--write";
+        return "";
+      case deadbolt::object_kind::read_write_lock:
+        if (!rw) return o_.name + " is a read/write lock (held for " + info.mode + "): use --read or --write";
+        return "";
+      case deadbolt::object_kind::expirable_semaphore:
+      case deadbolt::object_kind::semaphore_or_latch:
+        return o_.name + " is not a lock: it holds a number (a semaphore's or a latch's): use --semaphore N";
+      default: break;
+    }
+    if (info.redis_type == "hash") {
+      return o_.name + " is not a lock: it is a hash with field '" + info.foreign_field + "' (application data?)";
+    }
+    return o_.name + " is not a lock: it is a " + info.redis_type;
+  }
+
+  template <typename Acquired>
+  void take_lock(milliseconds wait, Acquired acquired) {
     if (o_.mode == lock_mode::fenced) {
       fenced_.async_try_lock(owner_, wait, o_.lease, asio::bind_cancellation_slot(cancel_wait_.slot(), acquired));
       return;
@@ -207,6 +251,7 @@ class runner {
     if (ec == asio::error::operation_aborted) return finish(128 + interrupted_by_);
     if (ec) return finish(report_error(o_, ec, "cannot take " + what()));
     if (!token) {
+      if (o_.mode == lock_mode::fair) return not_had_fair();
       if (o_.nonblock) std::fprintf(stderr, "deadbolt: %s is held (--nonblock)\n", what().c_str());
       else std::fprintf(stderr, "deadbolt: timed out after %s waiting for %s\n", format_duration(*o_.wait).c_str(), what().c_str());
       return finish(o_.conflict_exit_code);
@@ -372,8 +417,8 @@ class runner {
           if (!lost_) std::fprintf(stderr, "deadbolt: the permit of %s had expired when the command ended\n", o_.name.c_str());
           return finish(exit_lease_lost);
         }
-        if (ec) std::fprintf(stderr, "deadbolt: could not release the permit of %s: %s\n", o_.name.c_str(), ec.message().c_str());
-        else verbose("released %s", what().c_str());
+        if (ec) return release_refused(ec);
+        verbose("released %s", what().c_str());
         finish(code);
       });
     }
@@ -383,10 +428,54 @@ class runner {
           if (!lost_) std::fprintf(stderr, "deadbolt: lock %s was no longer held when the command ended\n", o_.name.c_str());
           return finish(exit_lease_lost);
         }
-        if (ec) std::fprintf(stderr, "deadbolt: could not release lock %s: %s\n", o_.name.c_str(), ec.message().c_str());
-        else verbose("released %s", what().c_str());
+        if (ec) return release_refused(ec);
+        verbose("released %s", what().c_str());
         finish(code);
       });
+    });
+  }
+
+  // A fair lock not had in time may be free with others queued ahead, a dead waiter among them
+  // (it keeps its place for minutes): say so rather than "held".
+  void not_had_fair() {
+    client_.async_inspect(o_.name, [this](std::error_code ec, deadbolt::object_info info) {
+      const std::string why = o_.nonblock ? what() + " is held (--nonblock)"
+                                          : "timed out after " + format_duration(*o_.wait) + " waiting for " + what();
+      if (ec || info.locked() || info.queue.empty()) {
+        std::fprintf(stderr, "deadbolt: %s\n", why.c_str());
+        return finish(o_.conflict_exit_code);
+      }
+      const auto& first = info.queue.front();
+      const auto now = std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+      const std::string lapses = first.deadline_ms && *first.deadline_ms > now.count()
+                                     ? ", whose place lapses in " + format_duration(milliseconds(*first.deadline_ms - now.count()))
+                                     : "";
+      std::fprintf(stderr,
+                   "deadbolt: %s is not locked, but %zu waiter%s queued ahead (first %s%s; if it died, "
+                   "'deadbolt unlock --force %s' clears the queue)\n",
+                   what().c_str(), info.queue.size(), info.queue.size() == 1 ? " is" : "s are", first.owner.c_str(),
+                   lapses.c_str(), o_.name.c_str());
+      finish(o_.conflict_exit_code);
+    });
+  }
+
+  // The server refused the release (an ACL without a command the script needs, a read-only replica):
+  // say why and what is left, and exit with a code of its own. The hold may stay until its lease runs
+  // out, and the next run waits that long.
+  void release_refused(std::error_code ec) {
+    const std::string why = what() + ": " + ec.message();
+    client_.async_inspect(o_.name, [this, why](std::error_code iec, deadbolt::object_info info) {
+      std::string left;
+      if (!iec) {
+        const std::string mine = holder_key().substr(holder_info_key(o_.name, "").size());
+        bool held = false;
+        for (const auto& h : info.holders) held = held || h.owner == mine;
+        for (const auto& p : info.permits) held = held || p.id.hex() == mine;
+        left = held ? "; it stays held until its lease runs out" + (info.ttl.count() > 0 ? " (in " + format_duration(info.ttl) + ")" : std::string())
+                    : "; it is not held any more, but its waiters may not have been told";
+      }
+      std::fprintf(stderr, "deadbolt: could not release %s%s\n", why.c_str(), left.c_str());
+      finish(exit_release_failed);
     });
   }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "deadbolt/key_names.hpp"
 #include "connect.hpp"
 #include "exit_codes.hpp"
 
@@ -30,7 +31,7 @@ class unlocker {
   void inspect() {
     client_.async_inspect(o_.name, [this](std::error_code ec, deadbolt::object_info info) {
       if (ec) return failed(ec);
-      if (info.redis_type == "none") return done("deadbolt: " + o_.name + " was not locked", exit_ok);
+      if (info.kind == deadbolt::object_kind::none) return done("deadbolt: " + o_.name + " was not locked", exit_ok);
       switch (info.kind) {
         case deadbolt::object_kind::lock:
         case deadbolt::object_kind::fenced_lock:
@@ -49,14 +50,48 @@ class unlocker {
   // lock's head on its own.
   void lock(const deadbolt::object_info& info) {
     if (o_.releases != unlock_kind::lock) return refuse("it is a lock (a hash), not a semaphore or latch");
-    auto released = [this](std::error_code ec, bool deleted) {
+    auto released = [this, queued = info.queue.size()](std::error_code ec, bool deleted) {
       if (ec) return failed(ec);
-      done(deleted ? "deadbolt: released lock " + o_.name : "deadbolt: " + o_.name + " was not locked", exit_ok);
+      const std::string message = deleted ? "deadbolt: released lock " + o_.name : "deadbolt: " + o_.name + " was not locked";
+      if (queued == 0) return done(message, exit_ok);
+      clear_fair_queue(message);
     };
     if (info.mode == "read") return client_.read_write_lock(o_.name).read().async_force_unlock(released);
     if (info.mode == "write") return client_.read_write_lock(o_.name).write().async_force_unlock(released);
     if (info.kind == deadbolt::object_kind::fair_lock) return client_.fair_lock(o_.name).async_force_unlock(released);
     client_.lock(o_.name).async_force_unlock(released);
+  }
+
+  // A fair lock's waiters: one that died (SIGKILL, a crash) keeps its place for minutes (Redisson's
+  // fair-queue timeout, 5 min), and a free lock goes to nobody but the first in line. Nothing tells a
+  // dead waiter from a live one, so every place is removed (the queue and the deadlines, docs/protocol.md
+  // §3) and each waiter is woken on its own channel with the unlock message: a live one queues again
+  // (the order among them is lost), a dead one does not. The same message goes as PUBLISH and SPUBLISH,
+  // for waiters subscribed either way; keys and channels carry the name's hash tag (one cluster slot).
+  void clear_fair_queue(const std::string& released) {
+    static const char script[] =
+        "local waiters = redis.call('lrange', KEYS[1], 0, -1)\n"
+        "redis.call('del', KEYS[1], KEYS[2])\n"
+        "for _, w in ipairs(waiters) do\n"
+        "  redis.pcall('publish', ARGV[1] .. ':' .. w, '0')\n"
+        "  redis.pcall('spublish', ARGV[1] .. ':' .. w, '0')\n"
+        "end\n"
+        "return #waiters\n";
+    client_.async_command({"EVAL", script, "2", deadbolt::prefix_name("redisson_lock_queue", o_.name),
+                           deadbolt::prefix_name("redisson_lock_timeout", o_.name),
+                           deadbolt::prefix_name("redisson_lock__channel", o_.name)},
+                          [this, released](std::error_code ec, deadbolt::reply r) {
+                            if (ec) {
+                              std::printf("%s\n", released.c_str());
+                              std::fprintf(stderr, "deadbolt: cannot clear the queue of %s: %s\n", o_.name.c_str(),
+                                           r.text.empty() ? ec.message().c_str() : r.text.c_str());
+                              return finish(exit_failure);
+                            }
+                            const long long n = r.as_int().value_or(0);
+                            done(released + "; removed " + std::to_string(n) + " waiter" + (n == 1 ? "" : "s") +
+                                     " from its queue (live ones queue again)",
+                                 exit_ok);
+                          });
   }
 
   // A number: a semaphore's available permits or a latch's count; only the caller knows which.
