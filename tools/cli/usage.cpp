@@ -4,8 +4,9 @@ namespace deadbolt::cli {
 namespace {
 
 constexpr std::string_view run_text = R"(usage: deadbolt run [options] NAME -- COMMAND [ARGS...]
-  Wait for the lock NAME, run COMMAND while holding it, release it when COMMAND exits; exit with
-  COMMAND's status.
+  Wait for the lock NAME, run COMMAND while holding it, release it when COMMAND and every process
+  it started have ended; exit with COMMAND's status. Nothing of COMMAND's tree outlives the lock:
+  what it leaves behind, a lost lease or deadbolt's own death stop the whole tree.
   -w, --wait DURATION      give up after this long, connecting included (exit 4, see -E);
                            default: wait as long as it takes
   -n, --nonblock           do not wait: one attempt (--wait 0)
@@ -13,7 +14,8 @@ constexpr std::string_view run_text = R"(usage: deadbolt run [options] NAME -- C
       --lease DURATION     hold for a fixed lease instead of the watchdog (COMMAND is stopped
                            when the lease runs out)
       --watchdog DURATION  the watchdog lease (default 30s, at least 30ms), renewed every third
-      --grace DURATION     after a lost lease, SIGTERM then SIGKILL this much later (default 5s)
+      --grace DURATION     after a lost lease, and for processes COMMAND leaves behind, SIGTERM
+                           then SIGKILL this much later (default 5s)
       --fenced             a fenced lock; COMMAND gets DEADBOLT_FENCING_TOKEN
       --fair               a fair lock: waiters are served in arrival order
       --read, --write      the read (shared) or write (exclusive) half of a read/write lock
@@ -29,8 +31,8 @@ constexpr std::string_view status_text = R"(usage: deadbolt status [--json] NAME
 )";
 
 constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--semaphore [--permit ID] | --latch] NAME
-  Release the lock NAME whoever holds it, and wake a waiter. Only a key with a lock's shape is
-  touched; anything else is refused.
+  Release the lock NAME whoever holds it, and wake a waiter; a fair lock's queue is cleared (its
+  live waiters queue again). Only a key with a lock's shape is touched; anything else is refused.
   -f, --force              required: it releases a lock someone else holds
       --semaphore          take back a permit-expirable semaphore's expired permits, or with
       --permit ID          release that permit (a holder's DEADBOLT_PERMIT_ID)
@@ -67,6 +69,8 @@ exit codes (every subcommand):
   3    cannot connect, or the server refused the login
   4    run: the lock was not had in time (-w, -n); -E changes it
   5    run: the lock was lost while COMMAND ran (COMMAND was stopped)
+  6    run: the server refused the release (the lock may stay held until its lease ends)
+  126  run: COMMAND cannot be run;  127: there is no such COMMAND
 )";
 
 constexpr std::string_view full_text = R"(usage: deadbolt [options] SUBCOMMAND [options] ...
