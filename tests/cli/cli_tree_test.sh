@@ -15,16 +15,25 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh" "$@"
 
 # A COMMAND that forks workers, run as `sh -c "$TREE" PREFIX`: a sleep, a worker writing a line every
 # 0.1s to PREFIX.log, a worker that left the process group (setsid) and ignores SIGTERM, and an
-# orphan (its parent exited at once). Every pid, COMMAND's own included, goes to PREFIX.pids; then
-# PREFIX.ready appears and COMMAND waits for its children.
+# orphan (its parent exited at once). Every pid, COMMAND's own included, goes to PREFIX.pids (the one
+# that left the group to PREFIX.left); then PREFIX.ready appears and COMMAND waits for its children.
 TREE='p=$0
 sleep 300 & echo $! >>"$p.pids"
 sh -c "while :; do echo x >>\"$p.log\"; sleep 0.1; done" & echo $! >>"$p.pids"
-setsid sh -c "trap \"\" TERM; while :; do sleep 0.05; done" & echo $! >>"$p.pids"
+setsid sh -c "trap \"\" TERM; while :; do sleep 0.05; done" & echo $! >>"$p.left"
 (sleep 300 & echo $! >>"$p.pids")
 echo $$ >>"$p.pids"
 touch "$p.ready"
 wait'
+
+# Whether the kernel lets deadbolt's guardian be a child subreaper: qemu-user (the cross presets'
+# tests) refuses it, and then a worker that left COMMAND's process group is found only while its
+# parent lives (docs/cli.md). Without, PREFIX.left is not checked.
+SUBREAPER=1
+if db -v run --url "$URL" cli-tree-probe -- true 2>&1 | grep -q 'PR_SET_CHILD_SUBREAPER refused'; then
+  SUBREAPER=0
+  echo "# no child subreaper here (qemu-user?): workers that left COMMAND's group are not checked"
+fi
 
 # alive PIDFILE: the pids listed in PIDFILE that still run (a zombie counts as gone).
 alive() {
@@ -35,10 +44,14 @@ alive() {
     fi
   done
 }
-# all_gone PIDFILE MS: every pid in PIDFILE is gone within MS milliseconds (times SLOW); else says
-# which still run, kills them, and fails.
+# all_gone PREFIX MS: every pid in PREFIX.pids (and PREFIX.left, with a subreaper) is gone within MS
+# milliseconds (times SLOW); else says which still run, kills them, and fails.
 all_gone() {
   local deadline=$(($(now_ms) + $2 * SLOW)) left
+  if [ -e "$1.left" ]; then
+    if [ "$SUBREAPER" = 1 ]; then cat "$1.left" >>"$1.pids"; else kill -KILL $(cat "$1.left") 2>/dev/null || true; fi
+  fi
+  set -- "$1.pids" "$2"
   while left=$(alive "$1"); [ -n "$left" ]; do
     if [ "$(now_ms)" -ge "$deadline" ]; then
       for pid in $(cat "$1"); do kill -KILL "$pid" 2>/dev/null || true; done
@@ -61,22 +74,24 @@ not_growing() {
 start_tree() {
   local p=$1 name=$2
   shift 2
-  rm -f "$p.pids" "$p.ready" "$p.log"
+  rm -f "$p.pids" "$p.left" "$p.ready" "$p.log"
   setsid $EMU "$CLI" run --url "$URL" "$@" "$name" -- sh -c "$TREE" "$p" >"$p.out" 2>"$p.err" </dev/null &
   BG=$!
   PIDS+=("$BG")
   wait_file "$p.ready" 3000 || fail "COMMAND did not start: $(cat "$p.err")" || return 1
-  [ "$(wc -l <"$p.pids")" = 5 ] || fail "COMMAND started $(wc -l <"$p.pids") processes, not 5" || return 1
+  [ "$(cat "$p.pids" "$p.left" | wc -l)" = 5 ] || fail "COMMAND started $(cat "$p.pids" "$p.left" | wc -l) processes, not 5" || return 1
   wait_file "$p.log" 2000 || fail "the writing worker did not write"
 }
 
 # A COMMAND (python) that counts the SIGTERMs it gets in the second after the first one, leaving a
-# worker of its own session behind when it exits; its pid and the worker's go to PREFIX.pids.
+# worker of its own session behind when it exits; its pid goes to PREFIX.pids, the worker's to
+# PREFIX.left.
 COUNTER='import os, signal, subprocess, sys
 p = sys.argv[1]
 signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
 w = subprocess.Popen(["sleep", "300"], start_new_session=True)
-open(p + ".pids", "w").write("%d\n%d\n" % (w.pid, os.getpid()))
+open(p + ".pids", "w").write("%d\n" % os.getpid())
+open(p + ".left", "w").write("%d\n" % w.pid)
 open(p + ".ready", "w").close()
 got = 0
 info = signal.sigtimedwait([signal.SIGTERM], 20)
@@ -96,7 +111,7 @@ tree_lease_lost() {
   db unlock --url "$URL" --force "$name" >/dev/null || fail "unlock --force failed" || return 1
   wait_exit "$holder" 5000 || fail "deadbolt still running 5s after the lock was taken away" || return 1
   [ "$RC" = 5 ] || fail "exit $RC, expected 5; stderr: $(cat "$p.err")" || return 1
-  all_gone "$p.pids" 0 || return 1
+  all_gone "$p" 0 || return 1
   not_growing "$p.log"
 }
 
@@ -109,7 +124,7 @@ tree_sigterm() {
   kill -TERM "$holder"
   wait_exit "$holder" 5000 || fail "deadbolt still running 5s after SIGTERM" || return 1
   [ "$RC" = 143 ] || fail "exit $RC, expected 143 (COMMAND killed by SIGTERM); stderr: $(cat "$p.err")" || return 1
-  all_gone "$p.pids" 0 || return 1
+  all_gone "$p" 0 || return 1
   not_growing "$p.log" || return 1
   ! key_exists "$name" || fail "lock still held"
 }
@@ -120,7 +135,7 @@ tree_deadbolt_killed() {
   local p=$WORK/dk name=cli-tree-killed
   start_tree "$p" "$name" --watchdog 3s || return 1
   kill -KILL "$BG"
-  all_gone "$p.pids" 1000 || return 1
+  all_gone "$p" 1000 || return 1
   not_growing "$p.log" || return 1
   key_exists "$name" || fail "the lock ended before its lease (nobody released it)"
 }
@@ -129,13 +144,13 @@ tree_deadbolt_killed() {
 # the next holder never overlaps them), and deadbolt exits with COMMAND's status.
 tree_leftovers() {
   local p=$WORK/lo name=cli-tree-leftovers rc=0
-  rm -f "$p.pids"
+  rm -f "$p.pids" "$p.left"
   db run --url "$URL" --grace 300ms "$name" -- sh -c '
     sleep 300 & echo $! >>"$0.pids"
-    setsid sh -c "trap \"\" TERM; while :; do sleep 0.05; done" & echo $! >>"$0.pids"
+    setsid sh -c "trap \"\" TERM; while :; do sleep 0.05; done" & echo $! >>"$0.left"
     exit 3' "$p" 2>"$p.err" || rc=$?
   [ "$rc" = 3 ] || fail "exit $rc, expected COMMAND's 3; stderr: $(cat "$p.err")" || return 1
-  all_gone "$p.pids" 0
+  all_gone "$p" 0
 }
 
 # SIGTERM to deadbolt's whole process group (kill -- -PGID, systemd's KillMode simulated by a group
@@ -151,7 +166,7 @@ tree_group_sigterm_once() {
   wait_exit "$holder" 5000 || fail "deadbolt still running 5s after the group's SIGTERM" || return 1
   [ "$RC" = 0 ] || fail "exit $RC, expected COMMAND's 0; stderr: $(cat "$p.err")" || return 1
   [ "$(cat "$p.got" 2>/dev/null)" = 1 ] || fail "one group SIGTERM reached COMMAND $(cat "$p.got" 2>/dev/null) times" || return 1
-  all_gone "$p.pids" 0
+  all_gone "$p" 0
 }
 
 # timeout(1) signals deadbolt and then its whole process group (as it does when its time is up, or
@@ -166,7 +181,7 @@ tree_timeout_once() {
   kill -TERM "$timeout_pid"
   wait_exit "$timeout_pid" 5000 || fail "timeout still running 5s after its SIGTERM" || return 1
   [ "$(cat "$p.got" 2>/dev/null)" = 1 ] || fail "timeout's SIGTERM reached COMMAND $(cat "$p.got" 2>/dev/null) times; stderr: $(cat "$p.err")" || return 1
-  all_gone "$p.pids" 0
+  all_gone "$p" 0
 }
 
 # At a terminal COMMAND's group is the foreground one, as a shell makes a job's: a Ctrl-Z stops

@@ -135,6 +135,8 @@ void child_process::read_events() {
     const auto m = incoming_;
     if (m.what == guardian::message::stopped) {
       on_event_({event::stopped, m.value, 0});
+    } else if (m.what == guardian::message::no_subreaper) {
+      on_event_({event::no_subreaper, m.value, 0});
     } else if (m.what == guardian::message::ended) {
       ended_ = true;
       sigchld_.cancel();  // the guardian exits when we close its socket: the destructor reaps it
@@ -155,7 +157,7 @@ void child_process::on_sigchld() {
     const bool guardian_died = reap_children(guardian_, status);
     if (guardian_died) guardian_ = -1;
     if (guardian_died && !ended_) {
-      kill_descendants(::getpid());
+      kill_tree(::getpid(), command_);
       reap_children(-1, status);
       ended_ = true;
       take_terminal_back();

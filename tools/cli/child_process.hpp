@@ -19,10 +19,11 @@ class child_process {
  public:
   /// What happened to COMMAND: it stopped (job control: deadbolt should stop too), or it ended and
   /// nothing of its tree runs any more (`status` as shells report it, `left_behind` processes it
-  /// left running were stopped), or the guardian died (OOM killer) and deadbolt killed the tree itself.
+  /// left running were stopped), or the guardian died (OOM killer) and deadbolt killed the tree itself;
+  /// or, at the start, that the kernel refused the guardian a child subreaper (process_tree.hpp).
   struct event {
-    enum kind { stopped, ended, guardian_lost } what;
-    int value = 0;         ///< stopped: the signal; ended: the exit status (128 + N for signal N)
+    enum kind { stopped, ended, guardian_lost, no_subreaper } what;
+    int value = 0;         ///< stopped: the signal; ended: the exit status (128 + N for signal N); no_subreaper: errno
     int left_behind = 0;   ///< ended: how many processes COMMAND left running had to be stopped
   };
 

@@ -70,7 +70,7 @@ void close_all_but(int keep) {
 void serve(int control, const command& c) {
   const pid_t self = ::getpid();
   // Orphans of the tree come to us, not to init: they stay findable, and killable.
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const int subreaper_error = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? 0 : errno;
   // Signals meant for deadbolt's process group (a terminal's, a supervisor's) are deadbolt's to pass
   // on: the guardian must outlive them.
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE, SIGUSR1, SIGUSR2}) {
@@ -113,6 +113,7 @@ void serve(int control, const command& c) {
     ::_exit(1);
   }
   tell(control, message::started, child);
+  if (subreaper_error != 0) tell(control, message::no_subreaper, subreaper_error);
   close_all_but(control);
 
   bool command_running = true;
@@ -123,10 +124,10 @@ void serve(int control, const command& c) {
   bool told_ended = false;
   // SIGTERM to every process of the tree, once; SIGKILL to what is left after the grace.
   auto stop_tree = [&] {
-    if (terminated) return signal_descendants(self, 0);
+    if (terminated) return signal_tree(self, child, 0);
     terminated = true;
     kill_at = now_ms() + c.grace.count();
-    return signal_descendants(self, SIGTERM);
+    return signal_tree(self, child, SIGTERM);
   };
 
   for (;;) {
@@ -148,9 +149,9 @@ void serve(int control, const command& c) {
       left_behind = stop_tree();
       if (left_behind < 0) left_behind = 0;
     }
-    if (kill_at >= 0 && now_ms() >= kill_at) kill_descendants(self);
+    if (kill_at >= 0 && now_ms() >= kill_at) kill_tree(self, child);
     // Done once COMMAND has ended and nothing of its tree runs any more.
-    if (!command_running && !told_ended && signal_descendants(self, 0) <= 0) {
+    if (!command_running && !told_ended && signal_tree(self, child, 0) <= 0) {
       tell(control, message::ended, command_status, left_behind);
       told_ended = true;
       kill_at = -1;
@@ -169,7 +170,7 @@ void serve(int control, const command& c) {
     if (n != static_cast<ssize_t>(sizeof m)) {
       // deadbolt closed its end: it is done, or it died and nobody renews the lock. Nothing of the
       // tree may outlive it.
-      kill_descendants(self);
+      kill_tree(self, child);
       ::_exit(0);
     }
     switch (m.what) {

@@ -34,6 +34,7 @@ struct message {
     started = 10,     ///< value: COMMAND's pid (its process group id too)
     exec_failed = 11, ///< value: exec's errno
     stopped = 12,     ///< value: the signal that stopped COMMAND
+    no_subreaper = 14,  ///< value: PR_SET_CHILD_SUBREAPER's errno (qemu-user refuses it)
     ended = 13,       ///< value: COMMAND's wait status; extra: how many left-behind processes had to be stopped
   };
   std::int32_t what = 0;

@@ -21,9 +21,42 @@ constexpr int max_procs = 65536;
 struct proc_row {
   pid_t pid;
   pid_t ppid;
+  pid_t pgrp;
+  unsigned long long start;  // in clock ticks since boot: with the pid, one process for ever
   bool zombie;
 };
 proc_row rows[max_procs];  // one table: the guardian and deadbolt never scan at once in one process
+
+// The processes of the tree seen so far (remembered across calls).
+struct known_process {
+  pid_t pid;
+  unsigned long long start;
+};
+known_process known[max_tree];
+int known_count = 0;
+
+void remember(const proc_row& row) {
+  for (int i = 0; i < known_count; ++i)
+    if (known[i].pid == row.pid && known[i].start == row.start) return;
+  if (known_count < max_tree) known[known_count++] = {row.pid, row.start};
+}
+
+bool is_known(const proc_row& row) {
+  for (int i = 0; i < known_count; ++i)
+    if (known[i].pid == row.pid && known[i].start == row.start) return true;
+  return false;
+}
+
+// The next space-separated number of a stat line, advancing p past it.
+unsigned long long next_number(const char*& p) {
+  while (*p == ' ') ++p;
+  unsigned long long n = 0;
+  bool negative = *p == '-';
+  if (negative) ++p;
+  for (; *p >= '0' && *p <= '9'; ++p) n = n * 10 + static_cast<unsigned long long>(*p - '0');
+  while (*p != ' ' && *p != '\0') ++p;
+  return negative ? 0 : n;
+}
 
 // Parses "/proc/PID/stat": "pid (comm) S ppid ..."; comm may hold spaces and parentheses, so the
 // fields start after the last ')'.
@@ -47,10 +80,10 @@ bool read_stat(const char* name, proc_row& row) {
   if (close_paren == nullptr || close_paren[1] != ' ' || close_paren[2] == '\0') return false;
   const char state = close_paren[2];
   const char* p = close_paren + 3;
-  while (*p == ' ') ++p;
-  pid_t ppid = 0;
-  for (; *p >= '0' && *p <= '9'; ++p) ppid = ppid * 10 + (*p - '0');
-  row.ppid = ppid;
+  row.ppid = static_cast<pid_t>(next_number(p));  // field 4
+  row.pgrp = static_cast<pid_t>(next_number(p));  // 5
+  for (int field = 6; field < 22; ++field) next_number(p);
+  row.start = next_number(p);  // 22: starttime
   row.zombie = state == 'Z' || state == 'X';
   return true;
 }
@@ -78,7 +111,7 @@ int read_processes() {
       const char* c = e->name;
       for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
       if (*c != '\0' || pid <= 0 || count == max_procs) continue;
-      proc_row row{pid, 0, false};
+      proc_row row{pid, 0, 0, 0, false};
       if (read_stat(e->name, row)) rows[count++] = row;
     }
   }
@@ -86,9 +119,18 @@ int read_processes() {
   return count;
 }
 
-// The processes below root (zombies included: their children still count), into tree; how many.
-int find_descendants(pid_t root, int count, pid_t* tree, bool* zombie) {
+// The tree's processes (zombies included: their children still count), into tree; how many.
+int find_tree(pid_t root, pid_t group, int count, pid_t* tree, bool* zombie) {
   int found = 0;
+  for (int i = 0; i < count && found < max_tree; ++i) {
+    if (rows[i].ppid == root || (group > 0 && rows[i].pgrp == group) || is_known(rows[i])) {
+      tree[found] = rows[i].pid;
+      zombie[found] = rows[i].zombie;
+      ++found;
+      if (!rows[i].zombie) remember(rows[i]);
+      rows[i].pid = 0;
+    }
+  }
   bool grew = true;
   // Parents usually have lower pids than their children, so one pass mostly suffices; pid wrap-around
   // and reparenting take more.
@@ -102,6 +144,7 @@ int find_descendants(pid_t root, int count, pid_t* tree, bool* zombie) {
       tree[found] = rows[i].pid;
       zombie[found] = rows[i].zombie;
       ++found;
+      if (!rows[i].zombie) remember(rows[i]);
       rows[i].pid = 0;
       grew = true;
     }
@@ -111,12 +154,12 @@ int find_descendants(pid_t root, int count, pid_t* tree, bool* zombie) {
 
 }  // namespace
 
-int signal_descendants(pid_t root, int signal) {
+int signal_tree(pid_t root, pid_t group, int signal) {
   const int count = read_processes();
   if (count < 0) return -1;
   pid_t tree[max_tree];
   bool zombie[max_tree];
-  const int found = find_descendants(root, count, tree, zombie);
+  const int found = find_tree(root, group, count, tree, zombie);
   int signalled = 0;
   for (int i = 0; i < found; ++i) {
     if (zombie[i]) continue;
@@ -129,9 +172,9 @@ int signal_descendants(pid_t root, int signal) {
   return signalled;
 }
 
-void kill_descendants(pid_t root) {
+void kill_tree(pid_t root, pid_t group) {
   for (;;) {
-    const int signalled = signal_descendants(root, SIGKILL);
+    const int signalled = signal_tree(root, group, SIGKILL);
     if (signalled <= 0) return;
     const timespec pause{0, 2 * 1000 * 1000};  // time for the killed to exit
     ::nanosleep(&pause, nullptr);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -382,6 +383,11 @@ class runner {
   }
 
   void on_child(const child_process::event& e) {
+    if (e.what == child_process::event::no_subreaper) {
+      verbose("PR_SET_CHILD_SUBREAPER refused (%s): a process that leaves %s's process group is found only "
+              "while its parent lives", std::strerror(e.value), o_.argv[0].c_str());
+      return;
+    }
     if (e.what == child_process::event::stopped) {
       // A job-control stop (Ctrl-Z, a read from the terminal in the background): stop with COMMAND,
       // as the job the shell knows, so that the shell's fg/bg continue both (SIGCONT: resume()).
