@@ -5,7 +5,8 @@ Called by verify/run (which builds deadbolt and enters a private network namespa
 
     campaign.py --deadbolt PATH --out DIR [--seconds N] [--clients N] smoke|full|SCENARIO...
 
-A scenario is TOPOLOGY:NEMESIS (`verify/run --list` prints them). Each gets DIR/<scenario>/ with its
+A scenario is TOPOLOGY:NEMESIS[:WORKLOAD] (`verify/run --list` prints them; the workload is `mutex`
+unless named: `mutex-unfenced` is the same with a store that ignores the tokens). Each gets DIR/<scenario>/ with its
 history (history.jsonl), the checker's result (result.json), the servers' files and the clients'
 logs; DIR/summary.json and DIR/summary.md gather the figures. The exit status is 1 when a scenario's
 verdict differs from what is expected of it (a topology known to be unsafe under a fault is expected to
@@ -30,19 +31,27 @@ from resp import Redis  # noqa: E402
 from topology import TOPOLOGIES  # noqa: E402
 
 # Where Redis locks cannot be safe, and the checker must say so: without persistence a restarted
-# server forgets every lock and restarts the fencing counter, so tokens go backwards.
-EXPECTED_UNSAFE = {"standalone:kill-server"}
+# server forgets every lock and restarts the fencing counter, so tokens go backwards; and a paused
+# holder whose resource does not check tokens overwrites its successor's work.
+EXPECTED_UNSAFE = {"standalone:kill-server", "standalone:pause-client:mutex-unfenced"}
 
 SMOKE = ["standalone:pause-server", "standalone:pause-client"]
-ALL = [f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES]]
+ALL = [f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES]] + ["standalone:pause-client:mutex-unfenced"]
+WORKLOADS = {"mutex": True, "mutex-unfenced": False}  # whether the store is given the fencing token
 
 LEASE_MS = 1500   # fixed lease: the checker knows when a hold may end
 WAIT_MS = 6000    # each waiter's deadline
 HEAL_SECONDS = 2  # between two faults
 
 
+def valid_scenario(scenario):
+    parts = scenario.split(":")
+    return (len(parts) in (2, 3) and parts[0] in TOPOLOGIES and parts[1] in ("none", *NEMESES)
+            and (len(parts) == 2 or parts[2] in WORKLOADS))
+
+
 def run_scenario(scenario, deadbolt, out, seconds, clients):
-    topology_name, nemesis_name = scenario.split(":")
+    topology_name, nemesis_name, workload = (scenario.split(":") + ["mutex"])[:3]
     directory = os.path.join(out, scenario.replace(":", "_"))
     os.makedirs(directory, exist_ok=True)
     topology = TOPOLOGIES[topology_name](directory)
@@ -52,7 +61,7 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
     history.event("runner", "info", "scenario", scenario=scenario, lease_ms=LEASE_MS, wait_ms=WAIT_MS,
                   lock_port=topology.lock.port, store_port=topology.store.port)
     workers = [MutexClient(f"c{i + 1}", deadbolt, history, topology.lock.port, topology.store.port, directory,
-                           lease_ms=LEASE_MS, wait_ms=WAIT_MS) for i in range(clients)]
+                           lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload]) for i in range(clients)]
     nemesis = NEMESES[nemesis_name](topology=topology, clients=workers, lease_ms=LEASE_MS) if nemesis_name != "none" else None
     stopping = threading.Event()
 
@@ -101,10 +110,19 @@ def final_read(history, store_port):
     return dict(zip(stats[::2], map(int, stats[1::2])))
 
 
+def by_check(r):
+    """"fencing 12, lost update 1": the violations counted per check."""
+    counts = {}
+    for v in r["violations"]:
+        counts[v["check"]] = counts.get(v["check"], 0) + 1
+    return ", ".join(f"{check} {n}" for check, n in sorted(counts.items()))
+
+
 def summary_line(r):
     f = r["figures"]
     verdict = "ok" if r["as_expected"] else "UNEXPECTED"
-    return (f"{r['scenario']:<36} {verdict:<10} violations={f['violations']} holds={f['holds']} "
+    checks = f" ({by_check(r)})" if r["violations"] else ""
+    return (f"{r['scenario']:<36} {verdict:<10} violations={f['violations']}{checks} holds={f['holds']} "
             f"writes={f['writes_acknowledged']} stale_refused={f['stale_refused']} "
             f"unsafe_windows={f['unsafe_windows']} (max {f['unsafe_ms_max']:.0f} ms) "
             f"acquire p50/p99={fmt(f['acquire_ms_p50'])}/{fmt(f['acquire_ms_p99'])} ms")
@@ -116,17 +134,18 @@ def fmt(ms):
 
 def summary_markdown(results, meta):
     lines = [f"deadbolt: `{meta['deadbolt']}` ({meta['source']}); {meta['clients']} clients, "
-             f"{meta['seconds']} s per scenario, lease {LEASE_MS} ms, wait {WAIT_MS} ms", "",
-             "| scenario | verdict | violations | acquires | holds | gave up | writes acked | unknown | stale refused "
-             "| unsafe windows (max ms) | acquire p50 / p99 ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"{meta['seconds']:g} s per scenario, lease {LEASE_MS} ms, wait {WAIT_MS} ms", "",
+             "| scenario | verdict | violations | faults | acquires | holds | gave up | writes acked | unknown "
+             "| stale refused | unsafe windows (max ms) | acquire p50 / p99 ms | recovery max ms |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         f = r["figures"]
         verdict = ("valid" if r["valid"] else "violations") + ("" if r["as_expected"] else " (UNEXPECTED)")
-        lines.append(f"| {r['scenario']} | {verdict} | {f['violations']} | {f['acquires']} | {f['holds']} | {f['gave_up']} "
-                     f"| {f['writes_acknowledged']} | {f['writes_unknown']} | {f['stale_refused']} "
-                     f"| {f['unsafe_windows']} ({f['unsafe_ms_max']:.0f}) "
-                     f"| {fmt(f['acquire_ms_p50'])} / {fmt(f['acquire_ms_p99'])} |")
+        checks = f" ({by_check(r)})" if r["violations"] else ""
+        lines.append(f"| {r['scenario']} | {verdict} | {f['violations']}{checks} | {f['faults']} | {f['acquires']} "
+                     f"| {f['holds']} | {f['gave_up']} | {f['writes_acknowledged']} | {f['writes_unknown']} "
+                     f"| {f['stale_refused']} | {f['unsafe_windows']} ({f['unsafe_ms_max']:.0f}) "
+                     f"| {fmt(f['acquire_ms_p50'])} / {fmt(f['acquire_ms_p99'])} | {fmt(f['recovery_ms_max'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -141,14 +160,16 @@ def main(argv):
     parser.add_argument("scenarios", nargs="*")
     args = parser.parse_args(argv)
     if args.list:
-        print("\n".join(ALL))
+        print("\n".join(s + ("  (expected to show violations)" if s in EXPECTED_UNSAFE else "") for s in ALL))
+        print(f"(any TOPOLOGY:NEMESIS[:WORKLOAD]: topologies {', '.join(TOPOLOGIES)}; nemeses none, "
+              f"{', '.join(NEMESES)}; workloads {', '.join(WORKLOADS)})")
         return 0
     if not args.scenarios:
         parser.error("name smoke, full or scenarios (--list)")
     scenarios = []
     for s in args.scenarios:
         scenarios += SMOKE if s == "smoke" else ALL if s == "full" else [s]
-    unknown = [s for s in scenarios if s not in ALL]
+    unknown = [s for s in scenarios if not valid_scenario(s)]
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)} (--list prints them)")
     seconds = args.seconds or (25 if args.scenarios == ["smoke"] else 60)

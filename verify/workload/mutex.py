@@ -27,12 +27,13 @@ MS = 1_000_000
 
 class MutexClient(threading.Thread):
     def __init__(self, name, deadbolt, history, lock_port, store_port, log_dir, lock_name="verify-mutex",
-                 lease_ms=1500, wait_ms=6000, work_ms=100, grace_ms=1000):
+                 lease_ms=1500, wait_ms=6000, work_ms=100, grace_ms=1000, fenced=True):
         super().__init__(name=name, daemon=True)
         self.client = name
         self.deadbolt, self.history = deadbolt, history
         self.lock_port, self.store_port, self.lock_name = lock_port, store_port, lock_name
         self.lease_ms, self.wait_ms, self.work_ms, self.grace_ms = lease_ms, wait_ms, work_ms, grace_ms
+        self.fenced = fenced  # False: the store is not given the token (a resource without fencing)
         self.log = open(os.path.join(log_dir, f"{name}.log"), "ab")
         self.stopping = threading.Event()
         self.holding_group = None  # the process group of deadbolt + COMMAND while COMMAND holds the lock
@@ -41,7 +42,7 @@ class MutexClient(threading.Thread):
     def command(self):
         return [self.deadbolt, "--url", f"redis://127.0.0.1:{self.lock_port}", "--connect-timeout", "1s",
                 "run", "--fenced", "--lease", f"{self.lease_ms}ms", "--grace", f"{self.grace_ms}ms",
-                "--wait", f"{self.wait_ms}ms", "-q", self.lock_name, "--", sys.executable, CRITICAL]
+                "--wait", f"{self.wait_ms}ms", "-q", self.lock_name, "--", sys.executable, "-B", CRITICAL]
 
     def run(self):
         while not self.stopping.is_set():
@@ -55,7 +56,8 @@ class MutexClient(threading.Thread):
         self.history.record({"time": asked, "process": self.client, "hold": hold, "type": "invoke", "f": "acquire",
                              "deadline": asked + self.wait_ms * MS, "lease_deadline": asked + self.lease_ms * MS})
         env = dict(os.environ, VERIFY_HOLD=hold, VERIFY_LOCK_PORT=str(self.lock_port),
-                   VERIFY_STORE_PORT=str(self.store_port), VERIFY_WORK_MS=str(self.work_ms))
+                   VERIFY_STORE_PORT=str(self.store_port), VERIFY_WORK_MS=str(self.work_ms),
+                   VERIFY_FENCED="1" if self.fenced else "0")
         self.log.write(f"--- {hold}\n".encode())
         self.log.flush()
         p = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=self.log, env=env, start_new_session=True)

@@ -10,7 +10,9 @@ paused therefore writes late, with its old token, and the store must refuse it: 
 is for.
 
 Environment: DEADBOLT_FENCING_TOKEN and DEADBOLT_LOCK_NAME (from deadbolt), VERIFY_HOLD (this hold's
-id), VERIFY_LOCK_PORT, VERIFY_STORE_PORT, VERIFY_WORK_MS (the longest pause between read and write).
+id), VERIFY_LOCK_PORT, VERIFY_STORE_PORT, VERIFY_WORK_MS (the longest pause between read and write),
+VERIFY_FENCED (0: the store is not given the token, as a resource without fencing; the history still
+records the token the holder had, so the checker sees what the store accepted).
 """
 import json
 import os
@@ -63,7 +65,7 @@ def probe_lease(lock_port, name):
         emit("fail", "lease", error="not held" if ttl == -3 else "no expiry")
 
 
-def increment(store_port, token, work_ms):
+def increment(store_port, token, work_ms, fenced_token):
     try:
         store = Redis(store_port, timeout=2.0)
     except OSError as e:
@@ -71,7 +73,7 @@ def increment(store_port, token, work_ms):
     with store:
         emit("invoke", "read", token=token)
         try:
-            value = fenced(store, READ, token)
+            value = fenced(store, READ, fenced_token)
         except Stale:
             return emit("fail", "read", token=token, error="stale")
         except OSError as e:
@@ -80,7 +82,7 @@ def increment(store_port, token, work_ms):
         time.sleep(random.uniform(0, work_ms) / 1000)  # the work; a SIGTERM does not cut it short
         emit("invoke", "write", token=token, value=value + 1)
         try:
-            fenced(store, WRITE, token, value + 1)
+            fenced(store, WRITE, fenced_token, value + 1)
             emit("ok", "write", token=token, value=value + 1)
         except Stale:
             emit("fail", "write", token=token, value=value + 1, error="stale")
@@ -93,7 +95,8 @@ def main():
     token = int(os.environ["DEADBOLT_FENCING_TOKEN"])
     emit("ok", "acquire", token=token)
     probe_lease(int(os.environ["VERIFY_LOCK_PORT"]), os.environ["DEADBOLT_LOCK_NAME"])
-    increment(int(os.environ["VERIFY_STORE_PORT"]), token, float(os.environ.get("VERIFY_WORK_MS", "100")))
+    fenced_token = token if os.environ.get("VERIFY_FENCED", "1") == "1" else 0  # 0: never older than the newest
+    increment(int(os.environ["VERIFY_STORE_PORT"]), token, float(os.environ.get("VERIFY_WORK_MS", "100")), fenced_token)
     emit("invoke", "release")
 
 
