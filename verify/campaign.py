@@ -15,6 +15,7 @@ show violations; every other scenario to show none), 2 for bad arguments.
 import argparse
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -173,6 +174,11 @@ def main(argv):
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)} (--list prints them)")
     seconds = args.seconds or (25 if args.scenarios == ["smoke"] else 60)
+    # SIGTERM and SIGHUP (a CI timeout, a closed terminal) unwind like Ctrl-C: every scenario's
+    # `finally` stops the servers and clients it started.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
+    began = time.monotonic()
     os.makedirs(args.out, exist_ok=True)
     meta = {"deadbolt": args.deadbolt, "source": args.source, "clients": args.clients, "seconds": seconds}
     results = []
@@ -187,6 +193,7 @@ def main(argv):
                                                                 "store", "seconds")} for r in results]}, f, indent=1)
     with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
         f.write(summary_markdown(results, meta))
+    print(f"verify: {time.monotonic() - began:.0f} s; summary in {os.path.join(args.out, 'summary.md')}")
     return 0 if all(r["as_expected"] for r in results) else 1
 
 
