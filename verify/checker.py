@@ -248,7 +248,7 @@ def check_liveness(events, tolerance_ns):
         if finished is None and end > deadline + tolerance_ns:
             violations.append(violation("liveness", f"{invoke['hold']}: the waiter never finished (deadline "
                                         f"{(deadline - invoke['time']) / NS_PER_MS:.0f} ms after it began)",
-                                        invoke, *( [done] if done else [])))
+                                        *[e for e in (invoke, done) if e]))
         elif finished is not None and finished > deadline + tolerance_ns:
             violations.append(violation("liveness", f"{invoke['hold']}: the waiter finished "
                                         f"{(finished - deadline) / NS_PER_MS:.0f} ms after its deadline",

@@ -2,6 +2,7 @@
 
 The harness must not depend on the library it tests, nor on redis-cli processes per operation."""
 import socket
+import time
 
 
 class RedisError(Exception):
@@ -62,7 +63,6 @@ class Redis:
 
 def wait_until_up(port, seconds=5.0):
     """True once the server at port answers PING."""
-    import time
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         try:

@@ -45,10 +45,6 @@ class RedisServer:
             self.stop()
             raise RuntimeError(f"{self.name}: redis-server did not start on port {self.port} (see {self.dir}/redis.log)")
 
-    @property
-    def pid(self):
-        return self.process.pid
-
     def signal(self, sig):
         if self.process and self.process.poll() is None:
             os.kill(self.process.pid, sig)
