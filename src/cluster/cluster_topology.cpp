@@ -412,9 +412,14 @@ subscriber& cluster_topology::subscriber_for(std::string_view) {
 }
 
 const server_address* cluster_topology::channel_master(std::string_view channel) const {
+  // The layout alone decides, not the health of the command connection to that master: a channel
+  // lives on its own subscriber link, which reconnects and subscribes again by itself (and, if its
+  // master really failed, makes the layout be read again, which then names the new master). Were a
+  // dropped command connection to count, a blip of it would unsubscribe the channel, and nothing
+  // would subscribe it again when the connection came back.
   if (!layout_known_) return nullptr;
   const std::uint16_t index = slots_->node_of(key_slot(channel));
-  if (index == slot_table::no_node || nodes_[index]->down) return nullptr;
+  if (index == slot_table::no_node) return nullptr;
   return &nodes_[index]->address;
 }
 
