@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <future>
 #include <string>
@@ -19,11 +20,13 @@
 #include "deadbolt/deadbolt.hpp"
 #include "support/lock_test.hpp"
 #include "support/redis_cluster.hpp"
+#include "support/tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::test::cluster_config;
 using deadbolt::test::redis_cluster;
 using deadbolt::test::redis_server;
+using deadbolt::test::tcp_proxy;
 using deadbolt::test::unique_name;
 
 namespace cluster_pubsub_test {
@@ -255,4 +258,61 @@ TEST_CASE("a waiter's command connection to the lock's master drops once: its ch
   // Woken by the unlock's message, not by the end of its 12 s wait (a bound with slack, not a speed).
   const auto after_unlock = std::chrono::duration_cast<std::chrono::milliseconds>(when - unlocked);
   CHECK_MESSAGE(after_unlock < 3000ms, "acquired " << after_unlock.count() << " ms after the unlock");
+}
+
+// A client whose seeds are proxies in front of the cluster's nodes, each of which goes silent at the
+// first command that contains `marker` (a managed service that never answers it).
+deadbolt::config silent_on(const redis_cluster& cluster, std::vector<std::unique_ptr<tcp_proxy>>& proxies,
+                           const std::string& marker) {
+  deadbolt::config cfg = cluster_config(cluster);
+  cfg.url = "redis+cluster://";
+  for (const auto& n : cluster.nodes()) {
+    proxies.push_back(std::make_unique<tcp_proxy>(n.port()));
+    proxies.back()->silence_after(marker);
+    cfg.url += (proxies.size() > 1 ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(proxies.back()->port());
+  }
+  cfg.url += "/";
+  return cfg;
+}
+
+// A lock on `client` works while another client waits for it, and the waiter on `client` is woken by
+// the unlock: `verb` (SHARDNUMSUB or NUMSUB) shows how the client subscribed.
+void waits_and_wakes(const redis_cluster& cluster, deadbolt::blocking_client& client, const char* verb) {
+  deadbolt::blocking_client holder(cluster_config(cluster));
+  const std::string name = unique_name("ps-probe");
+  auto held = holder.lock(name);
+  held.lock();
+  auto waiter = wait_for_lock(client, name, 3000ms);
+  CHECK(within(2000ms, [&] {
+    int total = 0;
+    for (const auto& n : cluster.nodes()) total += subscribers(n, verb, channel_of(name));
+    return total == 1;
+  }));
+  held.unlock();
+  REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
+  CHECK(waiter.get());
+}
+
+TEST_CASE("PUBSUB SHARDNUMSUB is asked with a channel: an endpoint that never answers the bare form still works, sharded") {
+  // Azure Managed Redis never answers the bare form (no channel).
+  redis_cluster cluster;
+  std::vector<std::unique_ptr<tcp_proxy>> proxies;
+  deadbolt::blocking_client client(silent_on(cluster, proxies, "*2\r\n$6\r\nPUBSUB\r\n$11\r\nSHARDNUMSUB\r\n"));
+  auto mine = client.lock(unique_name("ps-probe-own"));
+  std::error_code ec;
+  CHECK_MESSAGE(mine.try_lock(ec), ec.message());  // waited for the layout and the mode
+  if (!ec) mine.unlock();
+  waits_and_wakes(cluster, client, "shardnumsub");
+}
+
+TEST_CASE("the pub/sub probe's answer is bounded: an endpoint that never answers it at all gets classic pub/sub") {
+  redis_cluster cluster;
+  std::vector<std::unique_ptr<tcp_proxy>> proxies;
+  deadbolt::blocking_client client(silent_on(cluster, proxies, "SHARDNUMSUB"));
+  auto mine = client.lock(unique_name("ps-probe-own"));
+  std::error_code ec;
+  // Within command_timeout: two nodes asked, a third of it each, then classic.
+  CHECK_MESSAGE(mine.try_lock(ec), ec.message());
+  if (!ec) mine.unlock();
+  waits_and_wakes(cluster, client, "numsub");
 }
