@@ -442,6 +442,10 @@ void cluster_topology::redirected(node& from, request& r, std::string_view error
   } else {
     r.asking = true;
   }
+  // A node whose connection is down gets nothing, as in route(): the command waits for it to come
+  // back, or for the layout to name another node (an ASK is asked again through the slot's owner).
+  // Sent to it now, it would sit in that connection's queue, following no new layout.
+  if (target->down) return park(r);
   send(*target, r);
 }
 
