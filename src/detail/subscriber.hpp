@@ -55,7 +55,8 @@ class channel_router {
   enum class mode : std::uint8_t { unknown, classic, sharded };
   /// How channels are subscribed: unknown until the cluster's layout and pub/sub mode are known.
   virtual mode pubsub_mode() const = 0;
-  /// The master that serves `channel`'s slot, or null: no layout yet, or that master is down.
+  /// The master that serves `channel`'s slot in the layout, or null: no layout yet, or no master
+  /// for the slot. Whether a command connection to it is up does not matter.
   virtual const server_address* channel_master(std::string_view channel) const = 0;
   /// A shard dropped a subscription, or a link to a master was lost: read the layout again.
   virtual void layout_stale() = 0;
