@@ -1,18 +1,18 @@
 // One standalone server: one command connection (opened with the first request) and one subscriber
 // connection (opened with the first wait). Every key is route 0, until the server refuses a script
 // whose keys are in different hash slots (a cluster node, proxy or managed service behind redis://);
-// from then on a key's route is its slot. Behind Sentinel (redis+sentinel://) both connections ask the sentinels where the master is before every connect, and confirm it with
-// ROLE; a command answered READONLY (the master was demoted by a failover) did not run: the command
-// connection reconnects to the new master and sends it again. A sentinel connection follows
-// +switch-master: a failover moves both connections at once (waiters resubscribe and look again;
-// what was in flight follows the usual rules: an unanswered acquire is verified, never re-run).
+// from then on a key's route is its slot. Behind Sentinel (redis+sentinel://) both connections ask
+// the sentinels where the master is before every connect, and confirm it with ROLE; a command
+// answered READONLY (the master was demoted by a failover) did not run: the command connection
+// reconnects to the new master and sends it again. A sentinel connection follows +switch-master: a
+// failover moves both connections at once (waiters resubscribe and look again; what was in flight
+// follows the usual rules: an unanswered acquire is verified, never re-run).
 #pragma once
 
 #include <memory>
 #include <utility>
 
 #include "cluster/key_slot.hpp"
-
 #include "detail/connection.hpp"
 #include "detail/master_finder.hpp"
 #include "detail/subscriber.hpp"
