@@ -177,6 +177,11 @@ std::uint16_t cluster_topology::owner_of(const request& r) const {
   return slots_->node_of(r.route_key.empty() ? 0 : key_slot(r.route_key));
 }
 
+std::uint32_t cluster_topology::node_of(std::string_view key) const {
+  const std::uint16_t index = layout_known_ ? slots_->node_of(key_slot(key)) : slot_table::no_node;
+  return index == slot_table::no_node ? static_cast<std::uint32_t>(cfg_.max_cluster_nodes) : index;
+}
+
 void cluster_topology::route(request& r) {
   const std::uint16_t index = owner_of(r);
   if (index == slot_table::no_node || nodes_[index]->down) return park(r);

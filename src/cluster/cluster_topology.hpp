@@ -37,6 +37,9 @@ class cluster_topology final : public topology, private channel_router {
   void submit(request& r) override;
   /// A slot: renewals are batched per slot (one script call may touch one slot only).
   std::uint32_t route_of(std::string_view key) const override { return key_slot(key); }
+  /// The index of the slot's master, or max_cluster_nodes while no node serves the slot.
+  std::uint32_t node_of(std::string_view key) const override;
+  bool cross_slot_refused() override { return false; }  // routes are slots already
   subscriber& subscriber_for(std::string_view channel) override;
   subscriber* existing_subscriber(std::string_view) const override { return subs_.get(); }
   bool settled() const override;

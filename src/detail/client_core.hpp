@@ -58,8 +58,13 @@ class client_core final : public op_context, public std::enable_shared_from_this
   op_pools& pools() override { return pools_; }
 
   void lease_lost(std::uint32_t hold_index);
-  /// The route (node) that serves `key`; requests of one route may share a script call.
+  /// Which keys may share a script call: keys of one route may (topology::route_of()).
   std::uint32_t route_of(std::string_view key) const { return topo_ ? topo_->route_of(key) : 0; }
+  /// The node whose connection carries `key`'s requests now (topology::node_of()).
+  std::uint32_t node_of(std::string_view key) const { return topo_ ? topo_->node_of(key) : 0; }
+  /// A script mixing hash slots was refused: true if route_of() tells slots apart from now on, and did
+  /// not before (topology::cross_slot_refused()).
+  bool cross_slot_refused() { return topo_ && topo_->cross_slot_refused(); }
 
   std::int64_t watchdog_ms() const { return cfg.watchdog_timeout.count(); }
   std::int64_t latch_ttl_ms() const;
