@@ -211,6 +211,12 @@ void sentinel_gate::expire_held() {
   // Never sent: what the sentinels said, or nothing yet (a wait rides that out).
   const std::error_code why = last_error_ ? last_error_ : make_error_code(errc::not_connected);
   while (request* r = expired.pop_front()) r->on_done(why);
+  // Waiting for a reconnect that has not come although the connection is ready: ask again rather
+  // than hold the next acquires for nothing.
+  if (!stopped_ && phase_ == phase::awaiting_ready && commands_ && commands_->ready()) {
+    phase_ = phase::idle;
+    if (!held_.empty()) ask();
+  }
 }
 
 }  // namespace deadbolt::detail
