@@ -47,6 +47,11 @@ class request {
   /// Asked for replicas, and none acknowledged: a failover now could lose what the command wrote.
   bool replicas_unsynced() const noexcept { return replicas_wanted > 0 && replicas_acked == 0; }
 
+  /// Set by the operations on an acquire's attempt (it takes a hold or permits). Behind Sentinel such
+  /// a request waits while what the client knows of the master is too old, until the sentinels were
+  /// asked and ROLE confirmed it (src/sentinel/sentinel_view.hpp).
+  bool acquires = false;
+
   /// Cluster: write ASKING right before the command (a redirection by ASK, for one resend).
   bool asking = false;
   /// Cluster: how many times the command was redirected without a pause (the topology bounds it).

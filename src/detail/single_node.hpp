@@ -2,11 +2,13 @@
 // connection (opened with the first wait). Every key is route 0, until the server refuses a script
 // whose keys are in different hash slots (a cluster node, proxy or managed service behind redis://);
 // from then on a key's route is its slot. Behind Sentinel (redis+sentinel://) both connections ask
-// the sentinels where the master is before every connect, and confirm it with ROLE; a command
-// answered READONLY (the master was demoted by a failover) did not run: the command connection
-// reconnects to the new master and sends it again. A sentinel connection follows +switch-master: a
-// failover moves both connections at once (waiters resubscribe and look again; what was in flight
-// follows the usual rules: an unanswered acquire is verified, never re-run).
+// the sentinels where the master is before every connect, and confirm it with ROLE; an acquire made
+// while the client has not heard from the sentinels for a while waits until they were asked again
+// and ROLE confirmed the master (src/sentinel/sentinel_gate.hpp); a command answered READONLY (the
+// master was demoted by a failover) did not run: the command connection reconnects to the new
+// master and sends it again. A sentinel connection follows +switch-master: a failover moves both
+// connections at once (waiters resubscribe and look again; what was in flight follows the usual
+// rules: an unanswered acquire is verified, never re-run).
 #pragma once
 
 #include <memory>
@@ -50,7 +52,9 @@ class single_node final : public topology
   void start_watch();
 #if DEADBOLT_HAS_SENTINEL
   void on_redirect(request& r, std::string_view error_text) override;
-  void on_connected() override { demoted_ = false; }
+  void on_connected() override;
+  bool admitted(request& r);
+  bool holding() const;
   void on_disconnected(std::error_code) override {}
   void on_master_switched() override;
 #endif

@@ -95,7 +95,13 @@ wait_action wait_driver::failed(const wait_moment& m, const failure& f) {
     note_trace();
     return rules_.verifiable ? send(rules_.verify) : unknown(m);
   }
-  if (f.transient && (waited_ || s.idempotent) && !single_ && !cancelled_ && !m.stopped && before_deadline(m)) {
+  // Never sent, and no connection attempt has failed yet (it was still being made: the sentinels
+  // still being asked, the slot's master not yet known): nothing happened, so the step simply goes
+  // again, within the wait, even before it has waited. A known reason (refused, no such master) is
+  // the answer of a first attempt.
+  const bool never_sent = f.ec == errc::not_connected;
+  if (f.transient && (waited_ || s.idempotent || never_sent) && !single_ && !cancelled_ && !m.stopped &&
+      before_deadline(m)) {
     // A waiter keeps its place through an outage: the request waits for the connection to come
     // back. An unanswered attempt stays unanswered: its check is what is asked again.
     return waiting_step(s) ? begin_attempt() : send(s);

@@ -8,8 +8,9 @@
 //              message that came while the attempt was in flight wakes the waiter at once.
 //   ambiguity  an attempt whose reply was lost is never sent again: its verify step asks whether it
 //              ran (or the outcome is reported unknown); a check that cannot be made leaves it unknown.
-//   outages    a waiter (once it has waited, or at once for a step that is safe to repeat) sends its
-//              step again until its deadline; LOADING / BUSY replies are asked again after a pause.
+//   outages    a waiter (once it has waited, or at once for a step that is safe to repeat or that
+//              was never sent for want of a connection: not_connected) sends its step again until its
+//              deadline; LOADING / BUSY replies are asked again after a pause.
 //   cancel     a parked or sleeping wait ends at once; one with a request in flight ends when the reply
 //              comes, and gives back what that reply took (finish with give_back).
 //   leaving    an attempt that may have left a trace (a fair lock's queue entry) is undone by the

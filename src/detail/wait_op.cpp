@@ -14,6 +14,7 @@ void wait_op_base::begin(wait_attempt& a, const wait_setup& s) {
   // whether syncing is on, and how often and after what pause an unsynced attempt is tried again.
   const op_settings& settings = core.settings();
   wait_rules rules = s.rules;
+  acquiring_ = s.rules.syncs_replicas;  // what the kind says, whatever the config says of syncing
   rules.syncs_replicas = rules.syncs_replicas && settings.syncs_replicas;
   rules.sync_retries = settings.sync_retries;
   rules.sync_retry_delay_ms = settings.sync_retry_delay_ms;
@@ -51,6 +52,7 @@ void wait_op_base::send(const wait_step& s) {
   send_script_body = false;
   // The undo needs no WAIT: a replica that later gets the attempt's write gets the undo's after it.
   syncs_replicas = s.role == step_role::attempt && syncs_attempt_;
+  acquires = s.role == step_role::attempt && acquiring_;
   attempt_->sending(s);
   if (s.role == step_role::attempt) {
     subscriber* subs = parks_ ? core.existing_subscriptions(channel_) : nullptr;

@@ -80,6 +80,7 @@ class wait_op_base : public request, public waiter, public operation {
   wait_attempt* attempt_ = nullptr;
   bool parks_ = true;
   bool syncs_attempt_ = false;  // the rules' syncs_replicas
+  bool acquiring_ = false;      // the kind's attempt takes something (its rules sync replicas)
   std::string_view channel_;
   wake_policy wake_ = wake_policy::one;
   asio::steady_timer timer_;  // a sleep: the spin lock's backoff, the pause after LOADING / BUSY

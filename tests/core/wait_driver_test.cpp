@@ -226,9 +226,24 @@ TEST_CASE("wait driver: a step safe to repeat is sent again after a lost reply, 
 TEST_CASE("wait driver: an outage is ridden out once the wait has waited, until its deadline") {
   detail::wait_driver d;
   const auto rules = lock_rules();
-  SUBCASE("not yet waited: the error is the answer") {
+  SUBCASE("not yet waited, a known reason (refused): the error is the answer") {
     d.start(at(0), rules, 1'000);
-    require_finish(d.failed(at(1), not_sent()), errc::not_connected, 0);
+    const detail::wait_driver::failure refused{std::make_error_code(std::errc::connection_refused), false, true};
+    require_finish(d.failed(at(1), refused), refused.ec, 0);
+  }
+  SUBCASE("not yet waited, never sent for want of a connection: sent again within the wait") {
+    d.start(at(0), rules, 1'000);
+    require_send(d.failed(at(1), not_sent()), rules.first);
+    require_send(d.failed(at(999), not_sent()), rules.first);
+    require_finish(d.failed(at(1'000), not_sent()), errc::not_connected, 0);
+  }
+  SUBCASE("no deadline (lock()): never sent is sent again; a single attempt (try_lock()) hears it") {
+    d.start(at(0), rules, -1);
+    require_send(d.failed(at(3'000), not_sent()), rules.first);
+    require_send(d.failed(at(6'000), not_sent()), rules.first);
+    detail::wait_driver single;
+    single.start(at(0), rules, 0);
+    require_finish(single.failed(at(1), not_sent()), errc::not_connected, 0);
   }
   SUBCASE("after a park: sent again") {
     d.start(at(0), rules, 1'000);

@@ -52,6 +52,7 @@ class tcp_proxy {
 
   std::uint16_t port() const { return port_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+  std::uint16_t port() const { return port_; }
   void freeze() { frozen_ = true; }
   /// The next client-to-server chunk containing `marker` is forwarded, then that link is closed at
   /// both ends: the server runs the request, its reply never reaches the client. Several calls queue
@@ -75,6 +76,8 @@ class tcp_proxy {
   }
   /// How many links were cut so far.
   int cuts() const { return cuts_; }
+  /// How many client connections it has accepted so far (frozen or not).
+  int accepted() const { return accepted_; }
 
  private:
   static sockaddr_in loopback(std::uint16_t port) {
@@ -124,6 +127,7 @@ class tcp_proxy {
   void accept_one() {
     const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) return;
+    ++accepted_;
     const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const sockaddr_in addr = loopback(target_);
     if (server < 0 || ::connect(server, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
@@ -190,6 +194,7 @@ class tcp_proxy {
   std::atomic<bool> muted_{false};
   std::atomic<bool> drop_{false};
   std::atomic<int> cuts_{0};
+  std::atomic<int> accepted_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
