@@ -124,9 +124,9 @@ struct config {
   std::string sentinel_password;
   /// Replica sync: when to WAIT, and how long (Redisson's slavesSyncTimeout). An acquire that no
   /// replica acknowledged is released and tried again up to replica_sync_retries times (Redisson's
-  /// retryAttempts), after a pause of half to all of replica_sync_retry_delay, and from the second
-  /// retry on of twice it (Redisson's retryDelay); then it fails with errc::replicas_not_synced. An
-  /// unlock is sent again as often (its latch makes that safe); a renewal is logged.
+  /// retryAttempts), each after a pause of one to two replica_sync_retry_delay (Redisson's default
+  /// retryDelay); then it fails with errc::replicas_not_synced. An unlock is sent again as often (its
+  /// latch makes that safe); a renewal is logged.
   replica_sync_mode replica_sync = replica_sync_mode::automatic;
   std::chrono::milliseconds replica_sync_timeout{1000};
   int replica_sync_retries = 4;

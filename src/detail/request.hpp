@@ -36,9 +36,10 @@ class request {
   /// topology in submit() only.
   std::string_view route_key;
 
-  /// Replica sync (config::replica_sync): the connection writes WAIT right after the command when its
-  /// server has replicas, and keeps the answer below. Set by the operations whose scripts write a
-  /// hold (acquire, unlock, renewal).
+  /// Replica sync (config::replica_sync): when its server has replicas, the connection ends the write
+  /// that carries the command with a WAIT (shared by every such command in that write), and keeps the
+  /// answer below. Set by the operations whose scripts write a hold (acquire, unlock, renewal), and
+  /// by a check that writes a found hold again to confirm it (a lock's refresh).
   bool syncs_replicas = false;
   /// Set before on_done(): how many replicas the WAIT asked for (0: no WAIT was written), and how many
   /// acknowledged the command's writes in time (-1: the server refused WAIT).
@@ -67,7 +68,6 @@ class request {
   std::size_t encoded_size = 0;
   bool reply_is_noscript = false;
   bool awaiting_asking_reply = false;
-  bool awaiting_wait_reply = false;
 
  protected:
   ~request() = default;
