@@ -9,22 +9,13 @@
 #include "detail/ids.hpp"
 #include "detail/keys.hpp"
 #include "detail/script_call.hpp"
+#include "detail/server_error.hpp"
 #include "lock/lock_protocol.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {
 
 // ---- helpers ---------------------------------------------------------------------------------
-
-std::error_code server_error_code(std::string_view text) {
-  auto starts = [&](std::string_view p) { return text.substr(0, p.size()) == p; };
-  if (starts("WRONGTYPE")) return errc::wrong_type;
-  if (starts("NOPERM")) return errc::permission_denied;
-  if (starts("CROSSSLOT")) return errc::cross_slot;
-  if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
-  if (starts("LOADING") || starts("BUSY ")) return errc::server_busy;  // not BUSYKEY: that one ran
-  return errc::server_error;
-}
 
 void scalar_reply::take(const resp::node& n) {
   if (n.depth != 0) return;

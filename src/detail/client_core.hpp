@@ -99,7 +99,4 @@ class client_core final : public op_context, public std::enable_shared_from_this
   std::uint32_t hold_slot(std::string_view name, std::int64_t owner, hold_field field, std::int64_t now_ns);
 };
 
-/// Maps an error reply's text to an error code.
-std::error_code server_error_code(std::string_view text);
-
 }  // namespace deadbolt::detail

@@ -9,6 +9,7 @@
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/post_with_memory.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -140,6 +141,7 @@ connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<ad
       observe_(cfg),
       described_(std::string(to_string(public_role(r))) + " connection to " + endpoint_.describe()) {
   if (r == role::command) pipeline_.replicas().configure(policy_of(cfg.replica_sync), cfg.replica_sync_timeout.count());
+  pipeline_.set_error_listener(this);
 }
 
 connection::~connection() { pipeline_.fail_all(errc::shutting_down); }
@@ -241,6 +243,18 @@ void connection::perform(const session_fsm::action& a) {
     case kind::ready: on_ready(); return;
     case kind::disconnect: disconnect(a); return;
   }
+}
+
+void connection::on_error_reply(const request& r, std::string_view error_text) {
+  // The login's own steps are judged by the session (a refused ROLE is an ACL user's right).
+  if (&r == role_probe_.get()) return;
+  for (std::size_t i = 0; i < login_plan{}.steps.size(); ++i) {
+    if (&r == &login_steps_[i]) return;
+  }
+  // The request's error code says what kind of error it was; the server's words say which.
+  const std::error_code ec = server_error_code(error_text);
+  observe_.log(ec == errc::server_busy ? log_level::debug : log_level::warning, described_, ": ", ec, ": ",
+               error_text);
 }
 
 void connection::on_address(std::error_code ec, const server_address& where) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "deadbolt/error.hpp"
+#include "detail/server_error.hpp"
 #include "detail/subscriber_link.hpp"
 
 namespace deadbolt::detail {
@@ -303,10 +304,19 @@ void subscriber::link_lost(std::uint16_t l) {
 }
 
 void subscriber::refused(std::uint16_t l, std::string_view error_text) {
-  // Classic: nothing to learn (waiters fall back to their timers).
   if constexpr (with_shards) {
-    if (links_[l]->sharded && router_ != nullptr) shard_refused(l, error_text);
+    if (links_[l]->sharded && router_ != nullptr) return shard_refused(l, error_text);
   }
+  // Classic: nothing to learn (NOPERM: an ACL user without the channel's grant, ...); waiters fall
+  // back to their timers. The log says why, in the server's words.
+  if (!refusal_logged_) {
+    refusal_logged_ = true;
+    log_refusal(error_text);
+  }
+}
+
+void subscriber::log_refusal(std::string_view error_text) const {
+  observe_.log(log_level::warning, "subscription refused: ", server_error_code(error_text), ": ", error_text);
 }
 
 void subscriber::on_push(std::uint16_t l, std::string_view kind, std::string_view channel, std::string_view payload) {
