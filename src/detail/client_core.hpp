@@ -81,7 +81,9 @@ class client_core final : public op_context, public std::enable_shared_from_this
   void drain(std::int64_t until_ns);
 
   hold_table holds;
-  lease_lost_handler on_lost;
+  /// The lease-lost handler, shared: lease_lost() keeps it alive while it runs, whatever it does
+  /// meanwhile (shutdown(), on_lease_lost(), destroying its client).
+  std::shared_ptr<const lease_lost_handler> on_lost;
 
   asio::steady_timer drain_timer;
 

@@ -307,7 +307,7 @@ void connection::log_in() {
 }
 
 void connection::on_ready() {
-  if (metrics_hook* m = observe_.metrics(); m && been_ready_) m->on_reconnect(public_role(role_));
+  if (const metrics_calls* m = observe_.metrics(); m && been_ready_) m->on_reconnect(public_role(role_));
   observe_.log(log_level::info, described_, been_ready_ ? ": up again" : ": up");
   been_ready_ = true;
   pipeline_.end_handshake();
@@ -324,7 +324,7 @@ void connection::disconnect(const session_fsm::action& a) {
   addresses_->cancel();
   pipeline_.set_push_handler(push_, false);
   pipeline_.connection_lost(a.sent_error);
-  if (metrics_hook* m = observe_.metrics(); m && a.was_ready) m->on_disconnect(public_role(role_), a.error);
+  if (const metrics_calls* m = observe_.metrics(); m && a.was_ready) m->on_disconnect(public_role(role_), a.error);
   observe_.log(log_level::warning, described_, a.was_ready ? ": lost: " : ": failed: ", a.error);
   if (listener_) {
     if (a.was_ready) {

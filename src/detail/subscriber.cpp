@@ -365,14 +365,14 @@ void subscriber::on_push(std::uint16_t l, std::string_view kind, std::string_vie
 }
 
 void subscriber::report_use(table_kind table) const {
-  if (metrics_hook* m = observe_.metrics()) {
+  if (const metrics_calls* m = observe_.metrics()) {
     const bool waiters = table == table_kind::waiters;
     m->on_table_use(table, waiters ? waiters_in_use_ : channels_in_use_, waiters ? slots_.size() : channels_.size());
   }
 }
 
 std::error_code subscriber::table_full(table_kind table, std::error_code ec) const {
-  if (metrics_hook* m = observe_.metrics()) m->on_table_full(table);
+  if (const metrics_calls* m = observe_.metrics()) m->on_table_full(table);
   observe_.log(log_level::warning, ec, table == table_kind::waiters ? " (config::max_waiters)" : " (config::max_channels)");
   return ec;
 }

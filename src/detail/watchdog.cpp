@@ -76,7 +76,7 @@ class renew_batch final : public request {
         }
       }
     }
-    if (metrics_hook* m = core_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
+    if (const metrics_calls* m = core_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
     if (ec) core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) failed: ", ec);
     if (!ec) core_.observe.log(log_level::debug, "renewed ", renewed, " of ", size_, " lease(s)");
     // As Redisson: the renewal stands on the master and the next run renews again.
