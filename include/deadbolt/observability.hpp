@@ -48,7 +48,8 @@ struct acquire_sample {
 /// Receives a client's metrics. Override what you count; every default does nothing. Called on the
 /// client's executor, so a hook that only one client uses needs no locking; one shared by several
 /// clients (or read from other threads, as a metrics endpoint does) needs atomics or a mutex. No call
-/// may block or throw, nor destroy the client.
+/// may block. One that throws is contained: the exception is logged through config::log and the
+/// client goes on (docs/threads.md).
 class metrics_hook {
  public:
   virtual ~metrics_hook() = default;

@@ -10,6 +10,7 @@
 #include "deadbolt/port/hooks.hpp"
 #include "detail/address_source.hpp"
 #include "detail/reply_builder.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -78,7 +79,9 @@ class cluster_topology::pubsub_query final : public request {
     if (n.depth != 0 || (n.type != resp::type::simple_error && n.type != resp::type::blob_error)) return;
     // Unknown subcommand (before Redis 7) or not allowed (an ACL user): classic, as Redisson decides.
     // Anything else (LOADING, ...) says nothing about the server: ask again.
-    const bool says_no = n.value.rfind("ERR", 0) == 0 || n.value.rfind("NOPERM", 0) == 0;
+    const server_error_kind kind = server_error_kind_of(n.value);
+    const bool says_no = kind == server_error_kind::other || kind == server_error_kind::unknown_command ||
+                         kind == server_error_kind::no_permission;
     (says_no ? refused_ : busy_) = true;
   }
   void on_done(std::error_code ec) override {
@@ -380,12 +383,13 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
   layout_asked_ = nullptr;
   if (closed_) return;
   if (!ec && answer.is_error()) {
-    if (shards_supported_ && answer.text.rfind("ERR", 0) == 0) {
+    const server_error_kind kind = server_error_kind_of(answer.text);
+    if (shards_supported_ && (kind == server_error_kind::other || kind == server_error_kind::unknown_command)) {
       // Before Redis 7: no CLUSTER SHARDS. Ask the same node the old way.
       shards_supported_ = false;
       return refresh();
     }
-    ec = errc::server_error;
+    ec = server_error_code(kind);  // NOPERM: the ACL user may not ask for the layout
   }
   std::vector<shard_owner> shards;
   if (!ec) ec = shards_supported_ ? parse_cluster_shards(answer, from.address.host, shards)

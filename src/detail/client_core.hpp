@@ -86,7 +86,9 @@ class client_core final : public op_context, public std::enable_shared_from_this
   void drain(std::int64_t until_ns);
 
   hold_table holds;
-  lease_lost_handler on_lost;
+  /// The lease-lost handler, shared: lease_lost() keeps it alive while it runs, whatever it does
+  /// meanwhile (shutdown(), on_lease_lost(), destroying its client).
+  std::shared_ptr<const lease_lost_handler> on_lost;
 
   asio::steady_timer drain_timer;
 
@@ -103,8 +105,5 @@ class client_core final : public op_context, public std::enable_shared_from_this
   /// Finds or inserts, making room from ended leases when the table is full.
   std::uint32_t hold_slot(std::string_view name, std::int64_t owner, hold_field field, std::int64_t now_ns);
 };
-
-/// Maps an error reply's text to an error code.
-std::error_code server_error_code(std::string_view text);
 
 }  // namespace deadbolt::detail

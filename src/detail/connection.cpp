@@ -9,6 +9,7 @@
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/post_with_memory.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -155,6 +156,7 @@ connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<ad
       observe_(cfg),
       described_(std::string(to_string(public_role(r))) + " connection to " + endpoint_.describe()) {
   if (r == role::command) pipeline_.replicas().configure(policy_of(cfg.replica_sync), cfg.replica_sync_timeout.count());
+  pipeline_.set_error_listener(this);
 }
 
 connection::~connection() { pipeline_.fail_all(errc::shutting_down); }
@@ -264,6 +266,18 @@ void connection::perform(const session_fsm::action& a) {
   }
 }
 
+void connection::on_error_reply(const request& r, std::string_view error_text) {
+  // The login's own steps are judged by the session (a refused ROLE is an ACL user's right).
+  if (&r == role_probe_.get()) return;
+  for (std::size_t i = 0; i < login_plan{}.steps.size(); ++i) {
+    if (&r == &login_steps_[i]) return;
+  }
+  // The request's error code says what kind of error it was; the server's words say which.
+  const std::error_code ec = server_error_code(error_text);
+  observe_.log(ec == errc::server_busy ? log_level::debug : log_level::warning, described_, ": ", ec, ": ",
+               error_text);
+}
+
 void connection::on_address(std::error_code ec, const server_address& where) {
   session_.on_address(ec, where);
   pump();
@@ -314,7 +328,7 @@ void connection::log_in() {
 }
 
 void connection::on_ready() {
-  if (metrics_hook* m = observe_.metrics(); m && been_ready_) m->on_reconnect(public_role(role_));
+  if (const metrics_calls* m = observe_.metrics(); m && been_ready_) m->on_reconnect(public_role(role_));
   observe_.log(log_level::info, described_, been_ready_ ? ": up again" : ": up");
   been_ready_ = true;
   pipeline_.end_handshake();
@@ -338,7 +352,7 @@ void connection::disconnect(const session_fsm::action& a) {
   liveness_timer_.cancel();
   pipeline_.set_push_handler(push_, false);
   pipeline_.connection_lost(a.sent_error);
-  if (metrics_hook* m = observe_.metrics(); m && a.was_ready) m->on_disconnect(public_role(role_), a.error);
+  if (const metrics_calls* m = observe_.metrics(); m && a.was_ready) m->on_disconnect(public_role(role_), a.error);
   observe_.log(log_level::warning, described_, a.was_ready ? ": lost: " : ": failed: ", a.error);
   if (listener_) {
     if (a.was_ready) {

@@ -37,7 +37,8 @@ class connection_listener {
   ~connection_listener() = default;
 };
 
-class connection final : public std::enable_shared_from_this<connection>, private address_sink {
+class connection final : public std::enable_shared_from_this<connection>, private address_sink,
+                         private error_reply_listener {
  public:
   enum class role { command, subscriber };
 
@@ -90,6 +91,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   void pump();
   void perform(const session_fsm::action& a);
   void on_address(std::error_code ec, const server_address& where) override;
+  void on_error_reply(const request& r, std::string_view error_text) override;
   void resolve(const server_address& where);
   void connect(const server_address& where);
   void log_in();

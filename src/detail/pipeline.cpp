@@ -9,14 +9,15 @@ namespace deadbolt::detail {
 namespace {
 
 bool is_noscript(const resp::node& n) {
-  return n.depth == 0 && resp::is_error(n.type) && n.value.substr(0, 8) == "NOSCRIPT";
+  return n.depth == 0 && resp::is_error(n.type) && server_error_kind_of(n.value) == server_error_kind::noscript;
 }
 
 // An answer that the command did not run here: a cluster's MOVED, ASK, TRYAGAIN, CLUSTERDOWN, or a
 // demoted master's READONLY.
 bool is_cluster_redirect(const resp::node& n) {
   if (n.depth != 0 || !resp::is_error(n.type)) return false;
-  return is_cluster_redirection(n.value) || n.value.substr(0, 8) == "READONLY";
+  const server_error_kind kind = server_error_kind_of(n.value);
+  return is_cluster_redirection(kind) || kind == server_error_kind::read_only;
 }
 
 }  // namespace
@@ -149,7 +150,10 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
   if (n.depth == 0 && r->runs_script && !r->send_script_body && is_noscript(n)) {
     r->reply_is_noscript = true;
   }
-  if (!r->reply_is_noscript) r->on_node(n);
+  if (!r->reply_is_noscript) {
+    if (errors_ != nullptr && n.depth == 0 && resp::is_error(n.type)) errors_->on_error_reply(*r, n.value);
+    r->on_node(n);
+  }
   if (!end_of_reply) return {};
   if (r->replicas_wanted > 0 && !r->reply_is_noscript) {
     sent_.pop_front();

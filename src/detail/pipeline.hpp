@@ -18,6 +18,7 @@
 #include "deadbolt/resp/read_buffer.hpp"
 #include "detail/replica_sync.hpp"
 #include "detail/request.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt::detail {
 
@@ -32,9 +33,8 @@ class push_handler {
 
 /// A cluster's answer that the command did not run on this node: a redirection (MOVED, ASK) or
 /// "not now" (TRYAGAIN, CLUSTERDOWN).
-inline bool is_cluster_redirection(std::string_view t) {
-  return t.substr(0, 6) == "MOVED " || t.substr(0, 4) == "ASK " || t.substr(0, 8) == "TRYAGAIN" ||
-         t.substr(0, 11) == "CLUSTERDOWN";
+inline bool is_cluster_redirection(std::string_view error_text) {
+  return is_cluster_redirection(server_error_kind_of(error_text));
 }
 
 /// Takes requests whose reply was a cluster redirection or "not now" (is_cluster_redirection), or a
@@ -46,6 +46,18 @@ class redirect_handler {
 
  protected:
   ~redirect_handler() = default;
+};
+
+/// Hears every error reply that answers a request (not a redirection the redirect handler takes, not
+/// a NOSCRIPT answered by resending the script): the connection logs the server's words, which the
+/// request's error code cannot carry.
+class error_reply_listener {
+ public:
+  /// `error_text` lives until the call returns; the request's on_node() gets the reply next.
+  virtual void on_error_reply(const request& r, std::string_view error_text) = 0;
+
+ protected:
+  ~error_reply_listener() = default;
 };
 
 class pipeline {
@@ -72,6 +84,8 @@ class pipeline {
   /// From now on, cluster redirections go to `h` instead of to their request (null: to the request,
   /// as on a standalone server).
   void set_redirect_handler(redirect_handler* h) noexcept { redirect_ = h; }
+  /// Error replies are told to `l` too (null: to nobody).
+  void set_error_listener(error_reply_listener* l) noexcept { errors_ = l; }
 
   /// Replica sync: whether a write with requests that syncs_replicas ends with a WAIT (the connection
   /// keeps it informed of the server's replicas). The WAIT's answer goes to each of those requests
@@ -152,6 +166,7 @@ class pipeline {
   bool waiting_ = false;        // wait_ is in flight: nothing more is written until it answers
   push_handler* push_ = nullptr;
   redirect_handler* redirect_ = nullptr;
+  error_reply_listener* errors_ = nullptr;
   bool all_pushes_ = false;
   bool in_push_ = false;        // routing the nodes of a push reply
   bool interrupted_ = false;    // a callback dropped the connection while input was being routed

@@ -164,6 +164,8 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   void link_lost(std::uint16_t l);
   void refused(std::uint16_t l, std::string_view error_text);
   void shard_refused(std::uint16_t l, std::string_view error_text);
+  /// Logs a refused subscription once, with the server's words (waiters wake by their timers only).
+  void log_refusal(std::string_view error_text) const;
   void on_push(std::uint16_t l, std::string_view kind, std::string_view channel, std::string_view payload);
   /// Closes sharded links that no channel uses any more.
   void close_idle_links();

@@ -9,6 +9,7 @@
 #include "detail/client_core.hpp"
 #include "detail/deadline.hpp"
 #include "detail/script_call.hpp"
+#include "detail/server_error.hpp"
 #include "lock/lock_protocol.hpp"
 
 namespace deadbolt::detail {
@@ -101,7 +102,7 @@ class renew_batch final : public request {
         }
       }
     }
-    if (metrics_hook* m = core_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
+    if (const metrics_calls* m = core_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
     if (refusal_) {
       core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) refused by the server: ",
                         std::string_view(reason_, reason_size_));

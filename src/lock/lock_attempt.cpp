@@ -173,7 +173,7 @@ class lock_attempt final : public wait_attempt {
     return {names_->name, std::chrono::nanoseconds(port::monotonic_ns() - started_ns_), acquired, ec};
   }
   std::error_code note_full_table() const {
-    if (metrics_hook* m = core_.observe.metrics()) m->on_table_full(table_kind::held_locks);
+    if (const metrics_calls* m = core_.observe.metrics()) m->on_table_full(table_kind::held_locks);
     core_.observe.log(log_level::warning, "held-lock table full (config::max_held_locks): gave back ", names_->name);
     return errc::held_table_full;
   }
@@ -197,7 +197,7 @@ class lock_attempt final : public wait_attempt {
         value = 0;
       }
     }
-    if (metrics_hook* m = core_.observe.metrics()) m->on_acquire(sample(value != 0, ec));
+    if (const metrics_calls* m = core_.observe.metrics()) m->on_acquire(sample(value != 0, ec));
     completion* done = done_;
     done_ = nullptr;
     std::shared_ptr<const lock_names> names = std::move(names_);

@@ -315,3 +315,12 @@ TEST_CASE("replica sync: a hold found by the check of a lost reply counts only o
     CHECK_FALSE(ec);
   }
 }
+
+TEST_CASE("a replica reached by redis:// says it is a replica (READONLY), not a generic server error") {
+  const replicated_pair pair;
+  deadbolt::blocking_client bc(synced_config(pair.replica));
+  std::error_code ec;
+  CHECK_FALSE(bc.lock(unique_name("on-replica")).try_lock(ec));
+  CHECK_MESSAGE(ec == errc::not_master, ec.message());
+  CHECK(ec.message().find("replica") != std::string::npos);
+}
