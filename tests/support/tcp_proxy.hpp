@@ -52,7 +52,6 @@ class tcp_proxy {
 
   std::uint16_t port() const { return port_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
-  std::uint16_t port() const { return port_; }
   void freeze() { frozen_ = true; }
   /// The next client-to-server chunk containing `marker` is forwarded, then that link is closed at
   /// both ends: the server runs the request, its reply never reaches the client. Several calls queue
