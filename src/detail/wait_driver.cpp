@@ -31,6 +31,7 @@ wait_action wait_driver::start(const wait_moment& m, const wait_rules& rules, st
   single_ = wait_ms == 0;
   cancelled_ = false;
   waited_ = false;
+  unsent_resends_ = 0;
   trace_ = false;
   outcome_ = {};
   outcome_aborted_ = false;
@@ -116,9 +117,10 @@ wait_action wait_driver::failed(const wait_moment& m, const failure& f) {
   // still being asked, the slot's master not yet known): nothing happened, so the step simply goes
   // again, within the wait, even before it has waited. A known reason (refused, no such master) is
   // the answer of a first attempt.
-  const bool never_sent = f.ec == errc::not_connected;
-  if (f.transient && (waited_ || s.idempotent || never_sent) && !single_ && !cancelled_ && !m.stopped &&
+  const bool resend_unsent = f.ec == errc::not_connected && unsent_resends_ < max_unsent_resends;
+  if (f.transient && (waited_ || s.idempotent || resend_unsent) && !single_ && !cancelled_ && !m.stopped &&
       before_deadline(m)) {
+    if (!waited_ && !s.idempotent) ++unsent_resends_;
     // A waiter keeps its place through an outage: the request waits for the connection to come
     // back. An unanswered attempt stays unanswered: its check is what is asked again.
     return waiting_step(s) ? begin_attempt() : send(s);

@@ -13,9 +13,10 @@
 //              counts only once a WAIT after a write of it was acknowledged (or none was needed),
 //              whether the attempt took it or a check found it: else it is given back (the undo step)
 //              and tried again after a pause, until the tries are spent.
-//   outages    a waiter (once it has waited, or at once for a step that is safe to repeat or that
-//              was never sent for want of a connection: not_connected) sends its step again until its
-//              deadline; LOADING / BUSY replies are asked again after a pause.
+//   outages    a waiter (once it has waited, or at once for a step that is safe to repeat) sends its
+//              step again until its deadline; a step never sent for want of a connection
+//              (not_connected) is sent again once before the wait has waited; LOADING / BUSY replies
+//              are asked again after a pause.
 //   cancel     a parked or sleeping wait ends at once; one with a request in flight ends when the reply
 //              comes, and gives back what that reply took (finish with give_back).
 //   leaving    an attempt that may have left a trace (a fair lock's queue entry) is undone by the
@@ -194,6 +195,11 @@ class wait_driver {
   bool single_ = false;      // wait_ms == 0: one attempt
   bool cancelled_ = false;
   bool waited_ = false;      // parked or slept at least once
+  // A step never sent for want of a connection is sent again before the wait has waited, but once
+  // only: a wait without a deadline must not go on for ever when no connection can be made (a
+  // cluster whose seeds are all closed ports answers not_connected, with no reason of its own).
+  static constexpr int max_unsent_resends = 1;
+  int unsent_resends_ = 0;
   bool trace_ = false;       // an attempt may have left a trace to remove
   std::error_code outcome_;  // what to report once the leave step is answered
   bool outcome_aborted_ = false;
