@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "deadbolt/deadbolt.hpp"
+#include "support/log_lines.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
 
@@ -87,28 +88,8 @@ TEST_CASE("a unix socket URL, with a database number") {
   CHECK(ec == errc::invalid_config);
 }
 
-namespace {
-
 // The log lines a client wrote (config::log), for the server's own words.
-struct log_lines {
-  std::mutex mutex;
-  std::vector<std::string> lines;
-  deadbolt::log_hook hook() {
-    return [this](deadbolt::log_level, std::string_view message) {
-      std::lock_guard<std::mutex> hold(mutex);
-      lines.emplace_back(message);
-    };
-  }
-  bool any_contains(const std::string& words) {
-    std::lock_guard<std::mutex> hold(mutex);
-    for (const auto& l : lines) {
-      if (l.find(words) != std::string::npos) return true;
-    }
-    return false;
-  }
-};
-
-}  // namespace
+using deadbolt::test::log_lines;
 
 TEST_CASE("an ACL refusal inside the unlock script is permission_denied, and the server's words are logged") {
   // The Redisson unlock names the lock's channel in KEYS and publishes on it. Two users the acquire

@@ -16,6 +16,7 @@
 
 #include "deadbolt/deadbolt.hpp"
 #include "support/lock_test.hpp"
+#include "support/log_lines.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
 
@@ -57,23 +58,7 @@ struct surviving_io_thread {
 };
 
 // The log lines a client wrote (config::log).
-struct log_lines {
-  std::mutex mutex;
-  std::vector<std::string> lines;
-  deadbolt::log_hook hook() {
-    return [this](deadbolt::log_level, std::string_view message) {
-      std::lock_guard<std::mutex> hold(mutex);
-      lines.emplace_back(message);
-    };
-  }
-  bool any_contains(const std::string& words) {
-    std::lock_guard<std::mutex> hold(mutex);
-    for (const auto& l : lines) {
-      if (l.find(words) != std::string::npos) return true;
-    }
-    return false;
-  }
-};
+using deadbolt::test::log_lines;
 
 }  // namespace
 
