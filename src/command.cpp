@@ -4,6 +4,7 @@
 #include "deadbolt/error.hpp"
 #include "detail/client_core.hpp"
 #include "detail/reply_builder.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt {
 

@@ -219,7 +219,7 @@ std::error_code config::validate(endpoint& ep) const {
   using std::chrono::milliseconds;
   const bool ok = connect_timeout > milliseconds(0) && command_timeout > milliseconds(0) &&
                   watchdog_timeout >= milliseconds(30) && fair_wait_timeout > milliseconds(0) && reconnect_min > milliseconds(0) &&
-                  reconnect_max >= reconnect_min && max_channels > 0 && max_waiters > 0 &&
+                  reconnect_max >= reconnect_min && ping_interval >= milliseconds(0) && ping_timeout > milliseconds(0) && max_channels > 0 && max_waiters > 0 &&
                   max_held_locks > 0 && max_cluster_nodes > 0 && max_cluster_nodes < 0xFFFF &&
                   replica_sync_timeout > milliseconds(0) && replica_sync_retries >= 0 &&
                   replica_sync_retries <= 100 && replica_sync_retry_delay >= milliseconds(0) &&

@@ -52,11 +52,14 @@ class category final : public std::error_category {
       case errc::closed_during_login:
         return "the server closed the connection before answering the login: a TLS port needs a rediss:// URL";
       case errc::not_master:
-        return "Sentinel: the server named as the master is not a master (a failover under way?)";
+        return "this server is a replica, not the master (READONLY, or ROLE said so): the URL names a replica, "
+               "or a failover is under way";
       case errc::unknown_master:
         return "Sentinel: no sentinel knows the master name of the URL";
       case errc::replicas_not_synced:
         return "no replica acknowledged the write in time (config::replica_sync), on every try";
+      case errc::needs_cluster_url:
+        return "this is a cluster node (it answered MOVED or ASK): use a redis+cluster:// URL";
     }
     return "unknown deadbolt error";
   }

@@ -38,9 +38,10 @@ class client {
   /// is reported by config_error() and by every operation.
   client(executor_type ex, const config& cfg = {})
       : executor_(std::move(ex)), core_(detail::make_client_core(executor_, cfg)) {}
-  /// Shuts the client down, as shutdown().
+  /// Shuts the client down, as shutdown(). Posted, even on the client's executor: destroyed from inside
+  /// a handler deadbolt called, the engine (whose last owner this may be) outlives that call.
   ~client() {
-    if (core_) asio::dispatch(executor_, [core = core_] { detail::shutdown(*core); });
+    if (core_) asio::post(executor_, [core = std::move(core_)] { detail::shutdown(*core); });
   }
   client(const client&) = delete;
   client& operator=(const client&) = delete;
@@ -123,9 +124,10 @@ class client {
   }
 
   /// Called on the client's executor whenever a held lock's lease is found lost: renewal found the
-  /// lock gone, or the server could not be reached for a whole lease.
+  /// lock gone, or the server could not be reached for a whole lease. The handler may call the client
+  /// (shutdown() too) and may throw: the exception is logged through config::log (docs/threads.md).
   void on_lease_lost(lease_lost_handler handler) {
-    // Posted, never run inline: called from inside the handler, it must not replace it while it runs.
+    // Posted: called from inside the handler, the new one takes over once the running one returns.
     asio::post(executor_, [core = core_, h = std::move(handler)]() mutable {
       detail::set_lease_lost_handler(*core, std::move(h));
     });

@@ -101,6 +101,16 @@ struct config {
   /// Reconnect backoff: starts at the minimum, doubles up to the maximum, with jitter.
   std::chrono::milliseconds reconnect_min{50};
   std::chrono::milliseconds reconnect_max{2000};
+  /// Liveness of the subscriber connections (waiters' pub/sub, a cluster's shard links, the Sentinel
+  /// watch), which otherwise send nothing after SUBSCRIBE and so would never notice a server that went
+  /// silent (paused, hung, cut off without a reset): one that has heard nothing for `ping_interval`
+  /// sends PING; if nothing arrives within `ping_timeout` after it, the connection is dropped and made
+  /// again, and its channels are subscribed again (waiters re-check the lock). Behind Sentinel the
+  /// two also bound how long a client acquires on the master it knows without having heard from the
+  /// sentinels (docs/sentinel.md). `ping_interval` 0 turns the checks off (Redisson's
+  /// pingConnectionInterval, which defaults to 30 s and uses the command timeout as the deadline).
+  std::chrono::milliseconds ping_interval{1000};
+  std::chrono::milliseconds ping_timeout{2000};
 
   /// Fixed capacities, allocated once when the client is built. A full table is an error code.
   std::size_t max_channels = 256;    ///< distinct channels subscribed at once
@@ -114,9 +124,9 @@ struct config {
   std::string sentinel_password;
   /// Replica sync: when to WAIT, and how long (Redisson's slavesSyncTimeout). An acquire that no
   /// replica acknowledged is released and tried again up to replica_sync_retries times (Redisson's
-  /// retryAttempts), after a pause of half to all of replica_sync_retry_delay, and from the second
-  /// retry on of twice it (Redisson's retryDelay); then it fails with errc::replicas_not_synced. An
-  /// unlock is sent again as often (its latch makes that safe); a renewal is logged.
+  /// retryAttempts), each after a pause of one to two replica_sync_retry_delay (Redisson's default
+  /// retryDelay); then it fails with errc::replicas_not_synced. An unlock is sent again as often (its
+  /// latch makes that safe); a renewal is logged.
   replica_sync_mode replica_sync = replica_sync_mode::automatic;
   std::chrono::milliseconds replica_sync_timeout{1000};
   int replica_sync_retries = 4;

@@ -40,9 +40,10 @@ enum class errc {
                         ///< the key does not match the certificate, or only one of the two is given
   tls_handshake_timed_out,  ///< the TLS handshake did not finish within connect_timeout (a plaintext port?)
   closed_during_login,  ///< the server closed the connection before answering the login (a TLS port? use rediss://)
-  not_master,           ///< Sentinel: the server the sentinels named is not a master (ROLE), or no longer is
+  not_master,           ///< the server is a replica (READONLY), or the one the sentinels named is not a master (ROLE)
   unknown_master,       ///< Sentinel: no sentinel that answered knows the URL's master name
   replicas_not_synced,  ///< replica sync: no replica acknowledged the hold, on every try (config::replica_sync)
+  needs_cluster_url,    ///< the server is a Redis Cluster node (MOVED, ASK) reached by a redis:// URL
 };
 
 const std::error_category& deadbolt_category() noexcept;

@@ -48,7 +48,8 @@ struct acquire_sample {
 /// Receives a client's metrics. Override what you count; every default does nothing. Called on the
 /// client's executor, so a hook that only one client uses needs no locking; one shared by several
 /// clients (or read from other threads, as a metrics endpoint does) needs atomics or a mutex. No call
-/// may block or throw, nor destroy the client.
+/// may block. One that throws is contained: the exception is logged through config::log and the
+/// client goes on (docs/threads.md).
 class metrics_hook {
  public:
   virtual ~metrics_hook() = default;
@@ -59,8 +60,9 @@ class metrics_hook {
   virtual void on_release(std::string_view /*name*/, std::chrono::nanoseconds /*held*/) {}
   /// The watchdog renewed `holds` leases in one batch (one script call).
   virtual void on_renewal(std::size_t /*holds*/) {}
-  /// A renewal batch of `holds` leases got no answer (`error`); the next run retries, and a lease not
-  /// confirmed for a whole watchdog_timeout is then declared lost.
+  /// A renewal batch of `holds` leases got no answer, or the server refused it (`error`: what its
+  /// error reply means; the warning log line has the server's text); the next run retries, and a
+  /// lease not confirmed for a whole watchdog_timeout is then declared lost.
   virtual void on_renewal_failure(std::size_t /*holds*/, std::error_code /*error*/) {}
   /// A held lock's lease was found lost (the client's lease-lost handler is called too).
   virtual void on_lease_lost(std::string_view /*name*/) {}

@@ -10,11 +10,15 @@
 #include "deadbolt/port/hooks.hpp"
 #include "detail/address_source.hpp"
 #include "detail/reply_builder.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
 constexpr std::chrono::milliseconds park_tick{100};  // retry of parked requests, refresh of the layout
+// The channel PUBSUB SHARDNUMSUB asks about. The bare form (no channel) hangs on some managed
+// services (Azure Managed Redis); any channel answers the same question. Read-only: it counts.
+constexpr std::string_view probe_channel = "deadbolt:pubsub-probe";
 
 server_address seed_address(const endpoint::seed& s) {
   endpoint one;
@@ -64,18 +68,20 @@ class cluster_topology::layout_query final : public request {
   reply_builder answer_;
 };
 
-// PUBSUB SHARDNUMSUB: it works where sharded pub/sub does (Redis 7+), Redisson's test for AUTO.
+// PUBSUB SHARDNUMSUB <channel>: it works where sharded pub/sub does (Redis 7+), Redisson's test for AUTO.
 class cluster_topology::pubsub_query final : public request {
  public:
   explicit pubsub_query(cluster_topology& owner) : owner_(owner) {}
 
   void prepare() { refused_ = busy_ = false; }
-  void encode(resp::encoder& e) override { e.command("PUBSUB", "SHARDNUMSUB"); }
+  void encode(resp::encoder& e) override { e.command("PUBSUB", "SHARDNUMSUB", probe_channel); }
   void on_node(const resp::node& n) override {
     if (n.depth != 0 || (n.type != resp::type::simple_error && n.type != resp::type::blob_error)) return;
     // Unknown subcommand (before Redis 7) or not allowed (an ACL user): classic, as Redisson decides.
     // Anything else (LOADING, ...) says nothing about the server: ask again.
-    const bool says_no = n.value.rfind("ERR", 0) == 0 || n.value.rfind("NOPERM", 0) == 0;
+    const server_error_kind kind = server_error_kind_of(n.value);
+    const bool says_no = kind == server_error_kind::other || kind == server_error_kind::unknown_command ||
+                         kind == server_error_kind::no_permission;
     (says_no ? refused_ : busy_) = true;
   }
   void on_done(std::error_code ec) override {
@@ -95,7 +101,9 @@ cluster_topology::cluster_topology(asio::any_io_executor ex, const endpoint& ep,
       slots_(std::make_unique<slot_table>()),
       layout_(std::make_unique<layout_query>(*this)),
       pubsub_probe_(std::make_unique<pubsub_query>(*this)),
-      park_timer_(executor_) {
+      park_timer_(executor_),
+      probe_timer_(executor_),
+      observe_(cfg) {
   switch (cfg_.cluster_pubsub) {
     case pubsub_mode::automatic: pubsub_ = mode::unknown; break;
     case pubsub_mode::sharded: pubsub_ = mode::sharded; break;
@@ -170,6 +178,11 @@ std::uint16_t cluster_topology::owner_of(const request& r) const {
   // Nothing is routed before the pub/sub mode is known: the scripts publish with it.
   if (!layout_known_ || pubsub_ == mode::unknown) return slot_table::no_node;
   return slots_->node_of(r.route_key.empty() ? 0 : key_slot(r.route_key));
+}
+
+std::uint32_t cluster_topology::node_of(std::string_view key) const {
+  const std::uint16_t index = layout_known_ ? slots_->node_of(key_slot(key)) : slot_table::no_node;
+  return index == slot_table::no_node ? static_cast<std::uint32_t>(cfg_.max_cluster_nodes) : index;
 }
 
 void cluster_topology::route(request& r) {
@@ -304,17 +317,61 @@ void cluster_topology::refresh() {
     probing_ = true;
     pubsub_probe_->prepare();
     send(asked, *pubsub_probe_);
+    arm_probe_timer(asked);
   }
   layout_->prepare(shards_supported_, asked);
   send(asked, *layout_);
 }
 
+void cluster_topology::arm_probe_timer(const node& asked) {
+  // Well within the deadline of the requests that wait for the answer (command_timeout): an answer
+  // that does not come in time must not make them all fail.
+  const auto bound = std::max<std::chrono::milliseconds>(park_tick, cfg_.command_timeout / 3);
+  const std::uint16_t index = asked.index;
+  const std::uint64_t probe = ++probes_sent_;
+  probe_timer_.expires_after(bound);
+  probe_timer_.async_wait([this, index, probe, bound, alive = std::weak_ptr<bool>(alive_)](std::error_code ec) {
+    if (ec || alive.expired()) return;
+    // Answered, lost with its node (and asked again elsewhere), or decided meanwhile: nothing to do.
+    if (closed_ || !probing_ || probe != probes_sent_ || pubsub_ != mode::unknown) return;
+    probe_timed_out(*nodes_[index], bound);
+  });
+}
+
+void cluster_topology::probe_timed_out(node& asked, std::chrono::milliseconds bound) {
+  // No answer at all: the node is stuck (a paused seed), or is an endpoint that never answers this
+  // question. Waiting longer would fail every request that waits for the mode. Once, another node is
+  // asked; twice in a row, the mode is decided as Redisson's AUTO decides when its probe fails:
+  // classic pub/sub.
+  const bool decide = ++probe_timeouts_ >= 2;
+  observe_.log(log_level::warning, "PUBSUB SHARDNUMSUB: no answer from ", asked.address.host, ":",
+               asked.address.port, " within ", bound.count(),
+               decide ? " ms, twice: using classic pub/sub (config::cluster_pubsub chooses)"
+                      : " ms: asking another node");
+  if (decide) set_pubsub(mode::classic);
+  // Nothing asked after the probe on that connection (the layout) can be answered before it: drop it
+  // as stuck. The probe and the layout fail, and node_lost() asks another node (the probe too, if
+  // the mode is still open). Dropped before anything is routed, so that nothing is sent behind it.
+  asked.commands->drop(errc::timed_out);
+  if (decide) pubsub_decided();
+}
+
 void cluster_topology::pubsub_answered(std::error_code ec, bool sharded) {
   probing_ = false;
+  probe_timer_.cancel();
   if (closed_ || pubsub_ != mode::unknown) return;
   if (ec) return;  // not answered (the node was lost): asked again with the next layout
-  pubsub_ = sharded ? mode::sharded : mode::classic;
-  publish_ = sharded ? "spublish" : "publish";
+  probe_timeouts_ = 0;
+  set_pubsub(sharded ? mode::sharded : mode::classic);
+  pubsub_decided();
+}
+
+void cluster_topology::set_pubsub(mode m) {
+  pubsub_ = m;
+  publish_ = m == mode::sharded ? "spublish" : "publish";
+}
+
+void cluster_topology::pubsub_decided() {
   // Nothing is routed yet: the layout's answer comes next and routes what waits.
   if (subs_ && layout_known_) subs_->replace();
   if (!layout_known_) return;
@@ -326,12 +383,13 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
   layout_asked_ = nullptr;
   if (closed_) return;
   if (!ec && answer.is_error()) {
-    if (shards_supported_ && answer.text.rfind("ERR", 0) == 0) {
+    const server_error_kind kind = server_error_kind_of(answer.text);
+    if (shards_supported_ && (kind == server_error_kind::other || kind == server_error_kind::unknown_command)) {
       // Before Redis 7: no CLUSTER SHARDS. Ask the same node the old way.
       shards_supported_ = false;
       return refresh();
     }
-    ec = errc::server_error;
+    ec = server_error_code(kind);  // NOPERM: the ACL user may not ask for the layout
   }
   std::vector<shard_owner> shards;
   if (!ec) ec = shards_supported_ ? parse_cluster_shards(answer, from.address.host, shards)
@@ -393,6 +451,10 @@ void cluster_topology::redirected(node& from, request& r, std::string_view error
   } else {
     r.asking = true;
   }
+  // A node whose connection is down gets nothing, as in route(): the command waits for it to come
+  // back, or for the layout to name another node (an ASK is asked again through the slot's owner).
+  // Sent to it now, it would sit in that connection's queue, following no new layout.
+  if (target->down) return park(r);
   send(*target, r);
 }
 
@@ -412,9 +474,14 @@ subscriber& cluster_topology::subscriber_for(std::string_view) {
 }
 
 const server_address* cluster_topology::channel_master(std::string_view channel) const {
+  // The layout alone decides, not the health of the command connection to that master: a channel
+  // lives on its own subscriber link, which reconnects and subscribes again by itself (and, if its
+  // master really failed, makes the layout be read again, which then names the new master). Were a
+  // dropped command connection to count, a blip of it would unsubscribe the channel, and nothing
+  // would subscribe it again when the connection came back.
   if (!layout_known_) return nullptr;
   const std::uint16_t index = slots_->node_of(key_slot(channel));
-  if (index == slot_table::no_node || nodes_[index]->down) return nullptr;
+  if (index == slot_table::no_node) return nullptr;
   return &nodes_[index]->address;
 }
 
@@ -449,6 +516,7 @@ void cluster_topology::close() {
   if (closed_) return;
   closed_ = true;
   park_timer_.cancel();
+  probe_timer_.cancel();
   if (subs_) subs_->stop();
   for (auto& n : nodes_) n->commands->stop();
   fail_parked(errc::shutting_down);

@@ -8,9 +8,12 @@
 // most config::max_cluster_nodes nodes (errc::node_table_full). Pub/sub is sharded (SSUBSCRIBE on the
 // master of the channel's slot, SPUBLISH in the scripts) or classic (one subscriber on the seeds: a
 // classic message reaches every node), as config::cluster_pubsub says; `automatic` asks PUBSUB
-// SHARDNUMSUB along with the first layout, as Redisson does, and requests wait for the answer.
+// SHARDNUMSUB along with the first layout, as Redisson does, and requests wait for the answer (a third
+// of command_timeout at most: then another node is asked, and no answer from that one either means
+// classic, logged).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -20,6 +23,7 @@
 #include "cluster/key_slot.hpp"
 #include "cluster/slot_map.hpp"
 #include "detail/connection.hpp"
+#include "detail/observer.hpp"
 #include "detail/subscriber.hpp"
 #include "detail/topology.hpp"
 
@@ -33,6 +37,9 @@ class cluster_topology final : public topology, private channel_router {
   void submit(request& r) override;
   /// A slot: renewals are batched per slot (one script call may touch one slot only).
   std::uint32_t route_of(std::string_view key) const override { return key_slot(key); }
+  /// The index of the slot's master, or max_cluster_nodes while no node serves the slot.
+  std::uint32_t node_of(std::string_view key) const override;
+  bool cross_slot_refused() override { return false; }  // routes are slots already
   subscriber& subscriber_for(std::string_view channel) override;
   subscriber* existing_subscriber(std::string_view) const override { return subs_.get(); }
   bool settled() const override;
@@ -71,6 +78,12 @@ class cluster_topology final : public topology, private channel_router {
   void redirected(node& from, request& r, std::string_view error_text);
   void fail_parked(std::error_code ec);
   void pubsub_answered(std::error_code ec, bool sharded);
+  /// Bounds the probe's answer (PUBSUB SHARDNUMSUB sent to `asked`) well within the requests' deadline.
+  void arm_probe_timer(const node& asked);
+  void probe_timed_out(node& asked, std::chrono::milliseconds bound);
+  void set_pubsub(mode m);
+  /// The mode is known: subscribe what waited for it, route what is parked.
+  void pubsub_decided();
 
   // channel_router: where the subscriber puts sharded channels.
   mode pubsub_mode() const override { return pubsub_; }
@@ -99,6 +112,10 @@ class cluster_topology final : public topology, private channel_router {
   request_queue backing_off_;  // told "not now", or redirected in a loop: resent on the next tick only
   asio::steady_timer park_timer_;
   bool park_timer_armed_ = false;
+  asio::steady_timer probe_timer_;  // the pub/sub probe's answer is bounded
+  std::uint64_t probes_sent_ = 0;   // which probe the timer is for
+  int probe_timeouts_ = 0;          // in a row: the second decides classic
+  observer observe_;
   std::shared_ptr<subscriber> subs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // timer handlers check it
   bool closed_ = false;

@@ -5,6 +5,7 @@
 
 #include "cluster/key_slot.hpp"
 #include "detail/address_source.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -36,15 +37,14 @@ std::optional<server_address> parse_host_port(std::string_view text) {
 
 std::optional<redirect> parse_redirect(std::string_view error_text, std::string_view replying_host) {
   redirect r;
-  if (error_text.substr(0, 6) == "MOVED ") {
-    r.what = redirect::kind::moved;
-    error_text.remove_prefix(6);
-  } else if (error_text.substr(0, 4) == "ASK ") {
-    r.what = redirect::kind::ask;
-    error_text.remove_prefix(4);
-  } else {
-    return std::nullopt;
+  switch (server_error_kind_of(error_text)) {
+    case server_error_kind::moved: r.what = redirect::kind::moved; break;
+    case server_error_kind::ask: r.what = redirect::kind::ask; break;
+    default: return std::nullopt;
   }
+  const auto after_code = error_text.find(' ');
+  if (after_code == std::string_view::npos) return std::nullopt;
+  error_text.remove_prefix(after_code + 1);
   const auto space = error_text.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
   const auto slot = parse_number(error_text.substr(0, space), cluster_slot_count - 1);

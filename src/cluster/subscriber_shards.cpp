@@ -88,7 +88,7 @@ void subscriber::shard_refused(std::uint16_t l, std::string_view error_text) {
   if (router_->subscription_refused(error_text, links_[l]->where)) return;
   if (!refusal_logged_) {
     refusal_logged_ = true;  // not a redirection (NOPERM, ...): waiters wake by their timers only
-    observe_.log(log_level::warning, make_error_code(errc::server_error), error_text);
+    log_refusal(error_text);
   }
 }
 

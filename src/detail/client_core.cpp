@@ -9,22 +9,13 @@
 #include "detail/ids.hpp"
 #include "detail/keys.hpp"
 #include "detail/script_call.hpp"
+#include "detail/server_error.hpp"
 #include "lock/lock_protocol.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {
 
 // ---- helpers ---------------------------------------------------------------------------------
-
-std::error_code server_error_code(std::string_view text) {
-  auto starts = [&](std::string_view p) { return text.substr(0, p.size()) == p; };
-  if (starts("WRONGTYPE")) return errc::wrong_type;
-  if (starts("NOPERM")) return errc::permission_denied;
-  if (starts("CROSSSLOT")) return errc::cross_slot;
-  if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
-  if (starts("LOADING") || starts("BUSY ")) return errc::server_busy;  // not BUSYKEY: that one ran
-  return errc::server_error;
-}
 
 void scalar_reply::take(const resp::node& n) {
   if (n.depth != 0) return;
@@ -196,15 +187,18 @@ void client_core::lease_lost(std::uint32_t index) {
   hold& h = holds[index];
   if (h.lost) return;
   h.lost = true;
-  if (metrics_hook* m = observe.metrics()) m->on_lease_lost(h.name);
+  if (const metrics_calls* m = observe.metrics()) m->on_lease_lost(h.name);
   observe.log(log_level::warning, "lease lost: lock ", h.name, ", owner ", h.owner);
   // The entry stays (marked lost) until its owner unlocks, so the owner can still ask.
-  if (on_lost) on_lost(h.name, h.owner);
+  if (const std::shared_ptr<const lease_lost_handler> handler = on_lost) {
+    // Our own share of the handler: it may drop itself while it runs (shutdown(), a new handler).
+    observe.contain("lease-lost handler", [&] { (*handler)(h.name, h.owner); });
+  }
 }
 
 void client_core::hold_released(std::uint32_t index) {
   const hold& h = holds[index];
-  if (metrics_hook* m = observe.metrics()) {
+  if (const metrics_calls* m = observe.metrics()) {
     m->on_release(h.name, std::chrono::nanoseconds(port::monotonic_ns() - h.acquired_ns));
   }
   holds.release(index);
@@ -246,8 +240,10 @@ void shutdown(client_core& core) {
   if (core.stopped) return;
   core.stopped = true;
   core.dog.stop();
-  // The handler often holds handles, and so the core: dropping it here breaks that cycle.
-  const lease_lost_handler handler = std::move(core.on_lost);
+  // The handler often holds handles, and so the core: dropping it here breaks that cycle. It may be
+  // running (shutdown() from inside it), and its handles may be the core's last owners: it goes on
+  // a turn of its own, when no engine code is under way.
+  if (core.on_lost) asio::post(core.executor, [dropped = std::move(core.on_lost)] {});
   core.on_lost = nullptr;
   // Parked waiters wake with shutting_down now (a fair waiter leaves its queue on the way out);
   // whatever they and the running operations still send goes out before the connection closes.
@@ -262,7 +258,10 @@ std::error_code config_error(const client_core& core) { return core.config_error
 const std::string& client_id(const client_core& core) { return core.id; }
 std::chrono::milliseconds watchdog_lease(const client_core& core) { return core.cfg.watchdog_timeout; }
 void set_lease_lost_handler(client_core& core, lease_lost_handler handler) {
-  if (!core.stopped) core.on_lost = std::move(handler);  // after shutdown it would never be called, only kept
+  if (core.stopped) return;  // after shutdown it would never be called, only kept
+  // The one it replaces goes on a turn of its own, as in shutdown().
+  if (core.on_lost) asio::post(core.executor, [dropped = std::move(core.on_lost)] {});
+  core.on_lost = handler ? std::make_shared<const lease_lost_handler>(std::move(handler)) : nullptr;
 }
 
 op_context& context_of(client_core& core) { return core; }

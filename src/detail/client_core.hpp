@@ -58,8 +58,13 @@ class client_core final : public op_context, public std::enable_shared_from_this
   op_pools& pools() override { return pools_; }
 
   void lease_lost(std::uint32_t hold_index);
-  /// The route (node) that serves `key`; requests of one route may share a script call.
+  /// Which keys may share a script call: keys of one route may (topology::route_of()).
   std::uint32_t route_of(std::string_view key) const { return topo_ ? topo_->route_of(key) : 0; }
+  /// The node whose connection carries `key`'s requests now (topology::node_of()).
+  std::uint32_t node_of(std::string_view key) const { return topo_ ? topo_->node_of(key) : 0; }
+  /// A script mixing hash slots was refused: true if route_of() tells slots apart from now on, and did
+  /// not before (topology::cross_slot_refused()).
+  bool cross_slot_refused() { return topo_ && topo_->cross_slot_refused(); }
 
   std::int64_t watchdog_ms() const { return cfg.watchdog_timeout.count(); }
   std::int64_t latch_ttl_ms() const;
@@ -81,7 +86,9 @@ class client_core final : public op_context, public std::enable_shared_from_this
   void drain(std::int64_t until_ns);
 
   hold_table holds;
-  lease_lost_handler on_lost;
+  /// The lease-lost handler, shared: lease_lost() keeps it alive while it runs, whatever it does
+  /// meanwhile (shutdown(), on_lease_lost(), destroying its client).
+  std::shared_ptr<const lease_lost_handler> on_lost;
 
   asio::steady_timer drain_timer;
 
@@ -98,8 +105,5 @@ class client_core final : public op_context, public std::enable_shared_from_this
   /// Finds or inserts, making room from ended leases when the table is full.
   std::uint32_t hold_slot(std::string_view name, std::int64_t owner, hold_field field, std::int64_t now_ns);
 };
-
-/// Maps an error reply's text to an error code.
-std::error_code server_error_code(std::string_view text);
 
 }  // namespace deadbolt::detail

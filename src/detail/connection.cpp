@@ -9,6 +9,7 @@
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/post_with_memory.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -119,6 +120,18 @@ class connection::role_probe final : public request {
   role_reader role_;
 };
 
+// PING on a subscriber connection (src/detail/liveness.hpp). Done once written, like every request
+// there; its answer is a push ("pong" in RESP2's subscribed mode, +PONG in RESP3) that only counts as
+// something heard. Left unsent by a dropped connection, it goes out on the next one.
+class connection::ping_request final : public request {
+ public:
+  bool queued = false;
+
+  void encode(resp::encoder& e) override { e.command("PING"); }
+  void on_node(const resp::node&) override {}
+  void on_done(std::error_code) override { queued = false; }
+};
+
 connection::connection(asio::any_io_executor ex, endpoint ep, const config& cfg, role r)
     : connection(ex, ep, std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep)}), cfg, r) {}
 
@@ -137,9 +150,13 @@ connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<ad
       pipeline_(cfg.reply_limits),
       login_steps_(new login_request[login_plan{}.steps.size()]),
       role_probe_(std::make_unique<role_probe>(pipeline_.replicas())),
+      liveness_(r == role::subscriber ? std::chrono::duration_cast<std::chrono::nanoseconds>(cfg.ping_interval).count() : 0,
+                std::chrono::duration_cast<std::chrono::nanoseconds>(cfg.ping_timeout).count()),
+      liveness_timer_(ex),
       observe_(cfg),
       described_(std::string(to_string(public_role(r))) + " connection to " + endpoint_.describe()) {
   if (r == role::command) pipeline_.replicas().configure(policy_of(cfg.replica_sync), cfg.replica_sync_timeout.count());
+  pipeline_.set_error_listener(this);
 }
 
 connection::~connection() { pipeline_.fail_all(errc::shutting_down); }
@@ -165,6 +182,9 @@ void connection::stop() {
   addresses_->stop();
   session_timer_.cancel();
   deadline_timer_.cancel();
+  liveness_.stop();
+  ++liveness_generation_;
+  liveness_timer_.cancel();
   pipeline_.fail_all(errc::shutting_down);
 }
 
@@ -227,7 +247,10 @@ void connection::perform(const session_fsm::action& a) {
       ++timer_generation_;
       session_timer_.cancel();
       return;
-    case kind::get_address: addresses_->next(*this); return;
+    case kind::get_address:
+      address_asked_ns_ = port::monotonic_ns();
+      addresses_->next(*this);
+      return;
     case kind::resolve: resolve(*a.where); return;
     case kind::connect: connect(*a.where); return;
     case kind::handshake:
@@ -241,6 +264,18 @@ void connection::perform(const session_fsm::action& a) {
     case kind::ready: on_ready(); return;
     case kind::disconnect: disconnect(a); return;
   }
+}
+
+void connection::on_error_reply(const request& r, std::string_view error_text) {
+  // The login's own steps are judged by the session (a refused ROLE is an ACL user's right).
+  if (&r == role_probe_.get()) return;
+  for (std::size_t i = 0; i < login_plan{}.steps.size(); ++i) {
+    if (&r == &login_steps_[i]) return;
+  }
+  // The request's error code says what kind of error it was; the server's words say which.
+  const std::error_code ec = server_error_code(error_text);
+  observe_.log(ec == errc::server_busy ? log_level::debug : log_level::warning, described_, ": ", ec, ": ",
+               error_text);
 }
 
 void connection::on_address(std::error_code ec, const server_address& where) {
@@ -293,11 +328,15 @@ void connection::log_in() {
 }
 
 void connection::on_ready() {
-  if (metrics_hook* m = observe_.metrics(); m && been_ready_) m->on_reconnect(public_role(role_));
+  if (const metrics_calls* m = observe_.metrics(); m && been_ready_) m->on_reconnect(public_role(role_));
   observe_.log(log_level::info, described_, been_ready_ ? ": up again" : ": up");
   been_ready_ = true;
   pipeline_.end_handshake();
   pipeline_.set_push_handler(push_, role_ == role::subscriber);
+  if (liveness_.enabled()) {
+    liveness_.start(port::monotonic_ns());
+    arm_liveness_timer();
+  }
   if (listener_) listener_->on_connected();
   arm_deadline_timer();
   flush();
@@ -308,9 +347,12 @@ void connection::disconnect(const session_fsm::action& a) {
   stream_.close();
   if (resolver_) resolver_->cancel();
   addresses_->cancel();
+  liveness_.stop();
+  ++liveness_generation_;
+  liveness_timer_.cancel();
   pipeline_.set_push_handler(push_, false);
   pipeline_.connection_lost(a.sent_error);
-  if (metrics_hook* m = observe_.metrics(); m && a.was_ready) m->on_disconnect(public_role(role_), a.error);
+  if (const metrics_calls* m = observe_.metrics(); m && a.was_ready) m->on_disconnect(public_role(role_), a.error);
   observe_.log(log_level::warning, described_, a.was_ready ? ": lost: " : ": failed: ", a.error);
   if (listener_) {
     if (a.was_ready) {
@@ -354,6 +396,7 @@ void connection::read() {
                               return;
                             }
                             self->input_.commit(n);
+                            if (self->liveness_.running()) self->liveness_.heard(port::monotonic_ns());
                             // Requests submitted by reply callbacks are written together below.
                             self->routing_input_ = true;
                             const std::error_code bad = self->pipeline_.on_input(self->input_);
@@ -410,6 +453,37 @@ void connection::arm_deadline_timer() {
                                                     self->deadline_armed_ns_ = 0;
                                                     self->on_deadline();
                                                   }));
+}
+
+void connection::arm_liveness_timer() {
+  const std::int64_t at = liveness_.next_check();
+  if (at == 0) return;
+  const auto token = ++liveness_generation_;
+  liveness_timer_.expires_after(std::chrono::nanoseconds(std::max<std::int64_t>(0, at - port::monotonic_ns())));
+  liveness_timer_.async_wait([self = shared_from_this(), token](std::error_code ec) {
+    if (ec || token != self->liveness_generation_ || self->session_.stopped()) return;
+    self->on_liveness_timer();
+  });
+}
+
+void connection::on_liveness_timer() {
+  switch (liveness_.check(port::monotonic_ns())) {
+    case liveness::verdict::wait: break;
+    case liveness::verdict::ping:
+      if (!ping_) ping_ = std::make_unique<ping_request>();
+      if (!ping_->queued) {
+        ping_->queued = true;
+        submit(*ping_);
+      }
+      break;
+    case liveness::verdict::dead:
+      // Silent since the PING: the server is paused, hung or cut off. Reconnecting (the listener
+      // subscribes again) is the only way to hear from it, or from whoever replaced it, again.
+      observe_.log(log_level::warning, described_, ": no answer to PING within ping_timeout");
+      drop(errc::timed_out);
+      return;
+  }
+  arm_liveness_timer();
 }
 
 void connection::on_deadline() {

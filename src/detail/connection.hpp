@@ -1,7 +1,9 @@
 // One connection to the server, kept alive. The decisions (where to, how to log in, what a failure
 // means, when to try again) are the session state machine's (src/detail/session_fsm.hpp); this is its
 // driver: it carries out the machine's actions with a stream, a resolver, one timer and the pipeline,
-// reports what happened back as events, and fails requests whose deadline passes.
+// reports what happened back as events, and fails requests whose deadline passes. A subscriber
+// connection, which sends nothing of its own after SUBSCRIBE, also checks that its server is alive
+// (src/detail/liveness.hpp: PING after config::ping_interval of silence, dropped after ping_timeout).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include "deadbolt/resp/read_buffer.hpp"
 #include "detail/address_source.hpp"
 #include "detail/handler_memory.hpp"
+#include "detail/liveness.hpp"
 #include "detail/observer.hpp"
 #include "detail/pipeline.hpp"
 #include "detail/session_fsm.hpp"
@@ -34,7 +37,8 @@ class connection_listener {
   ~connection_listener() = default;
 };
 
-class connection final : public std::enable_shared_from_this<connection>, private address_sink {
+class connection final : public std::enable_shared_from_this<connection>, private address_sink,
+                         private error_reply_listener {
  public:
   enum class role { command, subscriber };
 
@@ -59,6 +63,11 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   /// Why the last connection attempt failed or the last connection dropped (empty when none did).
   std::error_code last_error() const noexcept { return session_.last_error(); }
   const endpoint& where() const noexcept { return endpoint_; }
+  /// The server the address source named for the current (or last) attempt.
+  const server_address& server() const noexcept { return session_.address(); }
+  /// When the address source was last asked (monotonic ns; 0: never): the ready connection's server
+  /// was named no earlier than that.
+  std::int64_t address_asked_ns() const noexcept { return address_asked_ns_; }
   /// Hands over the requests not yet written (see pipeline::take_unsent).
   void take_unsent(request_queue& out) { pipeline_.take_unsent(out); }
   /// Drops the current connection as if the network failed (tests, and stuck-connection recovery).
@@ -77,10 +86,12 @@ class connection final : public std::enable_shared_from_this<connection>, privat
  private:
   class login_request;
   class role_probe;
+  class ping_request;
 
   void pump();
   void perform(const session_fsm::action& a);
   void on_address(std::error_code ec, const server_address& where) override;
+  void on_error_reply(const request& r, std::string_view error_text) override;
   void resolve(const server_address& where);
   void connect(const server_address& where);
   void log_in();
@@ -94,6 +105,8 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   void on_deadline();
   std::int64_t command_timeout_ns() const;
   std::int64_t deadline_from_now() const;
+  void arm_liveness_timer();
+  void on_liveness_timer();
 
   asio::any_io_executor executor_;
   endpoint endpoint_;
@@ -114,6 +127,11 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   pipeline pipeline_;
   std::unique_ptr<login_request[]> login_steps_;
   std::unique_ptr<role_probe> role_probe_;
+  liveness liveness_;                       // subscriber connections only (else never started)
+  asio::steady_timer liveness_timer_;
+  std::uint64_t liveness_generation_ = 0;   // bumps on every arm or stop of liveness_timer_
+  std::unique_ptr<ping_request> ping_;      // made with the first PING
+  std::int64_t address_asked_ns_ = 0;
   bool pumping_ = false;        // inside pump(): events from actions queue more actions, run after
   bool routing_input_ = false;  // inside pipeline_.on_input(): the read handler flushes afterwards
   bool flush_posted_ = false;   // flush_soon() has a flush posted: submits until then wait for it

@@ -49,6 +49,7 @@ std::uint32_t hold_table::find_or_insert(std::string_view name, std::int64_t own
   h.uncertain = false;
   h.confirmed_ns = 0;
   h.expires_ns = 0;
+  h.renewal_queued = false;
   h.in_use = true;
   buckets_[b] = i;
   ++size_;

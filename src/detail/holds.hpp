@@ -29,6 +29,7 @@ struct hold {
   std::int64_t expires_ns = 0;    ///< not renewed: when the lease ends at the latest (monotonic)
   std::int64_t acquired_ns = 0;   ///< when the first of the current holds was sent (monotonic)
   std::uint32_t generation = 0;   ///< bumps when the slot is released: stale replies are ignored
+  bool renewal_queued = false;    ///< in a renewal batch the watchdog built and has not sent yet
   bool in_use = false;
 };
 

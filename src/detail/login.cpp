@@ -1,13 +1,9 @@
 #include "detail/login.hpp"
 
 #include "deadbolt/error.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt::detail {
-namespace {
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-}  // namespace
 
 login_plan plan_login(const login_settings& s, bool resp2_only) {
   login_plan plan;
@@ -46,21 +42,13 @@ void encode_login_command(login_step step, const login_settings& s, resp::encode
   }
 }
 
-std::error_code classify_login_error(std::string_view text) {
-  if (starts_with(text, "WRONGPASS") || starts_with(text, "NOAUTH") ||
-      text.find("invalid password") != std::string_view::npos ||
-      text.find("without any password configured") != std::string_view::npos ||
-      text.find("invalid username-password") != std::string_view::npos) {
-    return errc::auth_failed;
-  }
-  if (starts_with(text, "NOPERM")) return errc::permission_denied;
-  return errc::server_error;
-}
+std::error_code classify_login_error(std::string_view text) { return server_error_code(text); }
 
 bool is_master_role(std::string_view role) { return role == "master"; }
 
 bool is_unknown_hello(std::string_view text) {
-  return starts_with(text, "NOPROTO") || text.find("unknown command") != std::string_view::npos;
+  const server_error_kind kind = server_error_kind_of(text);
+  return kind == server_error_kind::no_protocol || kind == server_error_kind::unknown_command;
 }
 
 bool is_permanent_login_failure(std::error_code ec) {

@@ -37,8 +37,8 @@ login_plan plan_login(const login_settings& s, bool resp2_only);
 /// Writes the command of `step`.
 void encode_login_command(login_step step, const login_settings& s, resp::encoder& e);
 
-/// What an error reply to HELLO or AUTH means: auth_failed (wrong or missing password),
-/// permission_denied (NOPERM) or server_error (anything else).
+/// What an error reply to HELLO or AUTH means (server_error_code): auth_failed (wrong or missing
+/// password), permission_denied (NOPERM), server_error (anything else), ...
 std::error_code classify_login_error(std::string_view error_text);
 
 /// What ROLE's first element says a master answers.

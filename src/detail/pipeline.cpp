@@ -9,14 +9,15 @@ namespace deadbolt::detail {
 namespace {
 
 bool is_noscript(const resp::node& n) {
-  return n.depth == 0 && resp::is_error(n.type) && n.value.substr(0, 8) == "NOSCRIPT";
+  return n.depth == 0 && resp::is_error(n.type) && server_error_kind_of(n.value) == server_error_kind::noscript;
 }
 
 // An answer that the command did not run here: a cluster's MOVED, ASK, TRYAGAIN, CLUSTERDOWN, or a
 // demoted master's READONLY.
 bool is_cluster_redirect(const resp::node& n) {
   if (n.depth != 0 || !resp::is_error(n.type)) return false;
-  return is_cluster_redirection(n.value) || n.value.substr(0, 8) == "READONLY";
+  const server_error_kind kind = server_error_kind_of(n.value);
+  return is_cluster_redirection(kind) || kind == server_error_kind::read_only;
 }
 
 }  // namespace
@@ -31,18 +32,16 @@ void pipeline::encode_into(std::string& out, request& r) {
   r.awaiting_asking_reply = r.asking;
   if (r.asking) e.command("ASKING");
   r.encode(e);
-  r.replicas_wanted = r.syncs_replicas ? replicas_.wanted() : 0;
+  r.replicas_wanted = 0;  // decided when it is written (end_with_wait)
   r.replicas_acked = 0;
-  r.awaiting_wait_reply = false;
-  if (r.replicas_wanted > 0) e.command("WAIT", r.replicas_wanted, replicas_.timeout_ms());
   r.encoded_size = out.size() - before;
 }
 
 void pipeline::submit(request& r, std::int64_t deadline_ns) {
-  r.deadline_ns = deadline_ns;
+  // Held behind a WAIT in flight, it is not written before that WAIT answers: allow for it.
+  r.deadline_ns = waiting_ ? deadline_ns + wait_allowance_ns() : deadline_ns;
   r.reply_is_noscript = false;
   encode_into(out_, r);
-  if (r.replicas_wanted > 0) r.deadline_ns += wait_allowance_ns();
   queued_.push_back(r);
 }
 
@@ -55,21 +54,6 @@ void pipeline::submit_handshake(request& r, std::int64_t deadline_ns) {
   handshake_queued_.push_back(r);
 }
 
-void pipeline::end_handshake() {
-  holding_ = false;
-  bool stale = false;
-  for (const request* r = queued_.front(); r != nullptr && !stale; r = r->next_in_queue) {
-    stale = r->syncs_replicas && r->replicas_wanted != replicas_.wanted();
-  }
-  if (!stale) return;
-  out_.clear();
-  for (request* r = queued_.front(); r != nullptr; r = r->next_in_queue) {
-    const bool waited = r->replicas_wanted > 0;
-    encode_into(out_, *r);
-    if (!waited && r->replicas_wanted > 0) r->deadline_ns += wait_allowance_ns();  // WAIT's own wait
-  }
-}
-
 const std::string& pipeline::take_output() {
   writing_buffer_.clear();
   if (!handshake_out_.empty()) {
@@ -77,10 +61,37 @@ const std::string& pipeline::take_output() {
     sent_.splice_back(handshake_queued_);
   } else {
     writing_buffer_.swap(out_);
-    (all_pushes_ ? unanswered_ : sent_).splice_back(queued_);
+    if (all_pushes_) {
+      unanswered_.splice_back(queued_);
+    } else {
+      end_with_wait();
+      sent_.splice_back(queued_);
+    }
   }
   writing_ = true;
   return writing_buffer_;
+}
+
+// Replica sync: one WAIT after the write answers for every synced request in it (WAIT counts all the
+// connection wrote before it). Each such request's deadline now allows for the WAIT's own wait.
+void pipeline::end_with_wait() {
+  const std::int32_t wanted = replicas_.wanted();
+  if (wanted == 0) return;
+  bool any = false;
+  std::int64_t deadline = 0;
+  for (request* r = queued_.front(); r != nullptr; r = r->next_in_queue) {
+    if (!r->syncs_replicas) continue;
+    r->replicas_wanted = wanted;
+    r->deadline_ns += wait_allowance_ns();
+    deadline = any ? std::max(deadline, r->deadline_ns) : r->deadline_ns;
+    any = true;
+  }
+  if (!any) return;
+  resp::encoder(writing_buffer_).command("WAIT", wanted, replicas_.timeout_ms());
+  wait_.acked = 0;
+  wait_.deadline_ns = deadline;  // stuck once every request it answers for is past its deadline
+  queued_.push_back(wait_);
+  waiting_ = true;
 }
 
 void pipeline::write_done() {
@@ -111,14 +122,17 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
     if (push_ != nullptr) push_->on_push_node(n, end_of_reply);
     return {};
   }
-  if (skip_replies_ > 0) {
-    // The WAIT written after a request that was redirected at its first reply: nobody's any more.
-    if (end_of_reply) --skip_replies_;
-    return {};
-  }
   request* r = sent_.front();
   if (r == nullptr) return errc::protocol_error;  // a reply nobody asked for: the stream is out of step
-  if (r->awaiting_wait_reply) return take_wait_reply(*r, n, end_of_reply);
+  if (r == &wait_) {
+    // The WAIT's answer, whatever it says (an error too: WAIT refused).
+    wait_.on_node(n);
+    if (end_of_reply) {
+      sent_.pop_front();
+      wait_.on_done({});
+    }
+    return {};
+  }
   if (r->awaiting_asking_reply) {
     // The answer to the ASKING written ahead of it (+OK; an error makes the command itself fail).
     if (n.depth != 0 || !end_of_reply) return errc::protocol_error;
@@ -127,40 +141,51 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
   }
   if (redirect_ != nullptr && is_cluster_redirect(n)) {
     // The command did not run on this node: the topology sends it elsewhere (or fails it). A
-    // top-level error is a whole reply, so nothing more of it follows.
+    // top-level error is a whole reply, so nothing more of it follows. A WAIT written after it
+    // answers for the others (or for nobody).
     sent_.pop_front();
-    if (r->replicas_wanted > 0) ++skip_replies_;
     redirect_->on_redirect(*r, n.value);
     return {};
   }
   if (n.depth == 0 && r->runs_script && !r->send_script_body && is_noscript(n)) {
     r->reply_is_noscript = true;
   }
-  if (!r->reply_is_noscript) r->on_node(n);
+  if (!r->reply_is_noscript) {
+    if (errors_ != nullptr && n.depth == 0 && resp::is_error(n.type)) errors_->on_error_reply(*r, n.value);
+    r->on_node(n);
+  }
   if (!end_of_reply) return {};
-  if (r->replicas_wanted > 0) {
-    r->awaiting_wait_reply = true;  // the WAIT written after it answers next
+  if (r->replicas_wanted > 0 && !r->reply_is_noscript) {
+    sent_.pop_front();
+    synced_.push_back(*r);  // done once the WAIT written after it answers
     return {};
   }
   return complete_front(*r);
 }
 
-std::error_code pipeline::take_wait_reply(request& r, const resp::node& n, bool end_of_reply) {
-  if (n.depth == 0) {
-    std::int64_t acked = 0;
-    if (n.type == resp::type::integer && parse_int(n.value, acked)) {
-      r.replicas_acked = static_cast<std::int32_t>(acked);
-      replicas_.answered(r.replicas_acked);
-    } else {
-      // WAIT refused (renamed or disabled on a managed server, or not allowed on a replica): the
-      // command itself ran. Where sync is required that is no sync; else it is reported as not
-      // checked, and this connection stops asking until its next login.
-      r.replicas_acked = replicas_.refused() ? -1 : 0;
-    }
+void pipeline::shared_wait::on_node(const resp::node& n) {
+  if (n.depth != 0) return;
+  std::int64_t count = 0;
+  if (n.type == resp::type::integer && parse_int(n.value, count)) {
+    acked = static_cast<std::int32_t>(count);
+    p_.replicas_.answered(acked);
+  } else {
+    // WAIT refused (renamed or disabled on a managed server, or not allowed on a replica): the
+    // commands themselves ran. Where sync is required that is no sync; else it is reported as not
+    // checked, and this connection stops asking until its next login.
+    acked = p_.replicas_.refused() ? -1 : 0;
   }
-  if (!end_of_reply) return {};
-  r.awaiting_wait_reply = false;
-  return complete_front(r);
+}
+
+void pipeline::shared_wait::on_done(std::error_code ec) {
+  p_.waiting_ = false;
+  // Callbacks may submit new requests (an undo, a retry): they go in the next write.
+  request_queue answered;
+  answered.splice_back(p_.synced_);
+  while (request* r = answered.pop_front()) {
+    if (!ec) r->replicas_acked = acked;
+    r->on_done(ec);
+  }
 }
 
 std::error_code pipeline::complete_front(request& req) {
@@ -182,7 +207,7 @@ void pipeline::connection_lost(std::error_code sent_error) {
   writing_ = false;
   writing_buffer_.clear();
   in_push_ = false;
-  skip_replies_ = 0;
+  waiting_ = false;
   holding_ = true;
   handshake_out_.clear();
   request_queue handshake;

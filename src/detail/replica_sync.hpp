@@ -1,5 +1,6 @@
-// Replica sync on one server's command connection (config::replica_sync): whether a command that
-// writes a hold is followed by `WAIT 1 <timeout>`, from what ROLE says of the server's replicas. ROLE is
+// Replica sync on one server's command connection (config::replica_sync): whether a write that carries
+// commands that write a hold ends with `WAIT 1 <timeout>` (the pipeline writes one per write, shared by
+// those commands), from what ROLE says of the server's replicas. ROLE is
 // asked at login, again at once when a WAIT found no replica, and now and then while none is known
 // (one may have come). No I/O, no clock: the connection passes the time and sends the ROLE.
 //

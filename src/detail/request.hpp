@@ -36,9 +36,10 @@ class request {
   /// topology in submit() only.
   std::string_view route_key;
 
-  /// Replica sync (config::replica_sync): the connection writes WAIT right after the command when its
-  /// server has replicas, and keeps the answer below. Set by the operations whose scripts write a
-  /// hold (acquire, unlock, renewal).
+  /// Replica sync (config::replica_sync): when its server has replicas, the connection ends the write
+  /// that carries the command with a WAIT (shared by every such command in that write), and keeps the
+  /// answer below. Set by the operations whose scripts write a hold (acquire, unlock, renewal), and
+  /// by a check that writes a found hold again to confirm it (a lock's refresh).
   bool syncs_replicas = false;
   /// Set before on_done(): how many replicas the WAIT asked for (0: no WAIT was written), and how many
   /// acknowledged the command's writes in time (-1: the server refused WAIT).
@@ -46,6 +47,11 @@ class request {
   std::int32_t replicas_acked = 0;
   /// Asked for replicas, and none acknowledged: a failover now could lose what the command wrote.
   bool replicas_unsynced() const noexcept { return replicas_wanted > 0 && replicas_acked == 0; }
+
+  /// Set by the operations on an acquire's attempt (it takes a hold or permits). Behind Sentinel such
+  /// a request waits while what the client knows of the master is too old, until the sentinels were
+  /// asked and ROLE confirmed it (src/sentinel/sentinel_view.hpp).
+  bool acquires = false;
 
   /// Cluster: write ASKING right before the command (a redirection by ASK, for one resend).
   bool asking = false;
@@ -62,7 +68,6 @@ class request {
   std::size_t encoded_size = 0;
   bool reply_is_noscript = false;
   bool awaiting_asking_reply = false;
-  bool awaiting_wait_reply = false;
 
  protected:
   ~request() = default;

@@ -106,6 +106,8 @@ class session_fsm {
   /// What a queued request whose deadline passed fails with.
   std::error_code expired_unsent_error() const noexcept;
 
+  /// What the address source answered for the current (or last) attempt.
+  const server_address& address() const noexcept { return address_; }
   /// The login of the current attempt.
   const login_plan& plan() const noexcept { return plan_; }
   const session_settings& settings() const noexcept { return settings_; }

@@ -24,6 +24,7 @@ single_node::single_node(asio::any_io_executor ex, const endpoint& ep, const con
   if (sentinels_) {
     commands_->set_redirect_handler(this);
     commands_->set_listener(this);
+    sentinels_->attach(commands_);
   }
 }
 
@@ -66,6 +67,15 @@ void single_node::start_watch() {
   if (sentinels_) sentinels_->watch();
 }
 
+void single_node::on_connected() {
+  demoted_ = false;
+  if (sentinels_) sentinels_->commands_ready();
+}
+
+bool single_node::admitted(request& r) { return !sentinels_ || sentinels_->admit(r); }
+
+bool single_node::holding() const { return sentinels_ && sentinels_->holding(); }
+
 #else  // config::validate() refused sentinel URLs
 
 single_node::single_node(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
@@ -90,6 +100,9 @@ void single_node::submit(request& r) {
     start_watch();
     commands_->start();
   }
+#if DEADBOLT_HAS_SENTINEL
+  if (!admitted(r)) return;  // held until the sentinels confirm the master
+#endif
   commands_->submit(r);
 }
 
@@ -101,7 +114,12 @@ subscriber& single_node::subscriber_for(std::string_view) {
   return *subs_;
 }
 
-bool single_node::settled() const { return !started_ || !commands_->ready() || commands_->idle(); }
+bool single_node::settled() const {
+#if DEADBOLT_HAS_SENTINEL
+  if (holding()) return false;
+#endif
+  return !started_ || !commands_->ready() || commands_->idle();
+}
 
 void single_node::stop_subscribers() {
   if (subs_) subs_->stop();

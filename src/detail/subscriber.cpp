@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "deadbolt/error.hpp"
+#include "detail/server_error.hpp"
 #include "detail/subscriber_link.hpp"
 
 namespace deadbolt::detail {
@@ -303,10 +304,19 @@ void subscriber::link_lost(std::uint16_t l) {
 }
 
 void subscriber::refused(std::uint16_t l, std::string_view error_text) {
-  // Classic: nothing to learn (waiters fall back to their timers).
   if constexpr (with_shards) {
-    if (links_[l]->sharded && router_ != nullptr) shard_refused(l, error_text);
+    if (links_[l]->sharded && router_ != nullptr) return shard_refused(l, error_text);
   }
+  // Classic: nothing to learn (NOPERM: an ACL user without the channel's grant, ...); waiters fall
+  // back to their timers. The log says why, in the server's words.
+  if (!refusal_logged_) {
+    refusal_logged_ = true;
+    log_refusal(error_text);
+  }
+}
+
+void subscriber::log_refusal(std::string_view error_text) const {
+  observe_.log(log_level::warning, "subscription refused: ", server_error_code(error_text), ": ", error_text);
 }
 
 void subscriber::on_push(std::uint16_t l, std::string_view kind, std::string_view channel, std::string_view payload) {
@@ -355,14 +365,14 @@ void subscriber::on_push(std::uint16_t l, std::string_view kind, std::string_vie
 }
 
 void subscriber::report_use(table_kind table) const {
-  if (metrics_hook* m = observe_.metrics()) {
+  if (const metrics_calls* m = observe_.metrics()) {
     const bool waiters = table == table_kind::waiters;
     m->on_table_use(table, waiters ? waiters_in_use_ : channels_in_use_, waiters ? slots_.size() : channels_.size());
   }
 }
 
 std::error_code subscriber::table_full(table_kind table, std::error_code ec) const {
-  if (metrics_hook* m = observe_.metrics()) m->on_table_full(table);
+  if (const metrics_calls* m = observe_.metrics()) m->on_table_full(table);
   observe_.log(log_level::warning, ec, table == table_kind::waiters ? " (config::max_waiters)" : " (config::max_channels)");
   return ec;
 }

@@ -55,7 +55,8 @@ class channel_router {
   enum class mode : std::uint8_t { unknown, classic, sharded };
   /// How channels are subscribed: unknown until the cluster's layout and pub/sub mode are known.
   virtual mode pubsub_mode() const = 0;
-  /// The master that serves `channel`'s slot, or null: no layout yet, or that master is down.
+  /// The master that serves `channel`'s slot in the layout, or null: no layout yet, or no master
+  /// for the slot. Whether a command connection to it is up does not matter.
   virtual const server_address* channel_master(std::string_view channel) const = 0;
   /// A shard dropped a subscription, or a link to a master was lost: read the layout again.
   virtual void layout_stale() = 0;
@@ -163,6 +164,8 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   void link_lost(std::uint16_t l);
   void refused(std::uint16_t l, std::string_view error_text);
   void shard_refused(std::uint16_t l, std::string_view error_text);
+  /// Logs a refused subscription once, with the server's words (waiters wake by their timers only).
+  void log_refusal(std::string_view error_text) const;
   void on_push(std::uint16_t l, std::string_view kind, std::string_view channel, std::string_view payload);
   /// Closes sharded links that no channel uses any more.
   void close_idle_links();

@@ -22,8 +22,19 @@ class topology {
   /// Sends `r` to the node that serves r.route_key (any node when it is empty), connecting first if
   /// needed. The request's on_done() reports its outcome, never from inside submit().
   virtual void submit(request& r) = 0;
-  /// The route (node) that serves `key`: requests of one route may share a script call.
+  /// Which keys may share a script call: keys of one route may. A cluster answers the key's hash
+  /// slot; a single server 0 for every key, until it refused a script whose keys were in different
+  /// slots (cross_slot_refused()), and from then on the key's slot too.
   virtual std::uint32_t route_of(std::string_view key) const = 0;
+  /// The node whose connection carries the requests for `key` now: a number below
+  /// config::max_cluster_nodes + 1 (a cluster's node table, and one more for keys no node serves yet;
+  /// a single server is node 0). The watchdog keeps a window of renewals in flight per node, so that
+  /// a node that does not answer holds back only its own (src/detail/renewal_windows.hpp).
+  virtual std::uint32_t node_of(std::string_view key) const = 0;
+  /// The server refused a script whose keys were in different hash slots (CROSSSLOT): it enforces
+  /// slots, as a cluster node, a cluster proxy or an always-clustered managed service reached by
+  /// redis:// does. True if route_of() tells slots apart from now on and did not before.
+  virtual bool cross_slot_refused() = 0;
   /// The command the scripts publish their messages with: "publish", or "spublish" on a cluster using
   /// sharded pub/sub (decided before the first request is routed). Read by every script call: not
   /// virtual.

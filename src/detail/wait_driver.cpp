@@ -31,10 +31,12 @@ wait_action wait_driver::start(const wait_moment& m, const wait_rules& rules, st
   single_ = wait_ms == 0;
   cancelled_ = false;
   waited_ = false;
+  unsent_resends_ = 0;
   trace_ = false;
   outcome_ = {};
   outcome_aborted_ = false;
   unknown_ = false;
+  confirmed_ = true;
   unsynced_ = 0;
   undo_resends_ = 0;
   retry_after_undo_ = false;
@@ -52,19 +54,36 @@ wait_action wait_driver::begin_attempt() { return send(prepare_pending_ ? prepar
 wait_action wait_driver::send(const wait_step& s) {
   current_ = s;
   state_ = state::sending;
+  if (s.role == step_role::attempt) confirmed_ = !rules_.syncs_replicas;  // nothing taken yet
   wait_action a;
   a.what = wait_action::kind::send;
   a.step = s;
+  a.sync = syncs(s);
   return a;
 }
 
-wait_action wait_driver::replied(const wait_moment& m, const wait_outcome& o) {
+bool wait_driver::syncs(const wait_step& s) const {
+  return rules_.syncs_replicas && (s.role == step_role::attempt || (rules_.confirms && s == rules_.confirm));
+}
+
+wait_action wait_driver::replied(const wait_moment& m, const wait_outcome& o, bool no_replica) {
   if (state_ != state::sending) return nothing();
   const wait_step s = current_;
   if (s.role == step_role::leave) return finish(outcome_, 0, outcome_aborted_);  // best effort
   if (s.role == step_role::undo) return undone(m);  // whatever it answered: what was taken is gone
+  if (syncs(s)) {
+    // The WAIT after a write of what the attempt took (the attempt itself, or the confirm step's
+    // write of a hold a check found) answered: on a replica, or to be given back.
+    const bool holds = o.what == wait_outcome::kind::acquired || o.what == wait_outcome::kind::next;
+    if (no_replica && holds) return unsynced(m);
+    confirmed_ = confirmed_ || !no_replica;
+  }
   switch (o.what) {
-    case wait_outcome::kind::acquired: return acquired(m, o.value);
+    case wait_outcome::kind::acquired:
+      // Found by a check of an unanswered attempt with no write of it acknowledged since: a failover
+      // could lose it as surely as an unsynced attempt's.
+      if (!confirmed_) return unsynced(m);
+      return acquired(m, o.value);
     case wait_outcome::kind::done: return finish({}, o.value);
     case wait_outcome::kind::busy:
       if (s.role == step_role::attempt) note_trace();
@@ -74,7 +93,6 @@ wait_action wait_driver::replied(const wait_moment& m, const wait_outcome& o) {
       if (s.role == step_role::prepare) prepare_pending_ = false;
       return send(o.step);
     case wait_outcome::kind::unknown: return unknown(m);
-    case wait_outcome::kind::unsynced: return unsynced(m);
     case wait_outcome::kind::failed: break;
   }
   // Refused before it ran (LOADING, BUSY): a waiter asks again within its wait; a check that must
@@ -95,7 +113,14 @@ wait_action wait_driver::failed(const wait_moment& m, const failure& f) {
     note_trace();
     return rules_.verifiable ? send(rules_.verify) : unknown(m);
   }
-  if (f.transient && (waited_ || s.idempotent) && !single_ && !cancelled_ && !m.stopped && before_deadline(m)) {
+  // Never sent, and no connection attempt has failed yet (it was still being made: the sentinels
+  // still being asked, the slot's master not yet known): nothing happened, so the step simply goes
+  // again, within the wait, even before it has waited. A known reason (refused, no such master) is
+  // the answer of a first attempt.
+  const bool resend_unsent = f.ec == errc::not_connected && unsent_resends_ < max_unsent_resends;
+  if (f.transient && (waited_ || s.idempotent || resend_unsent) && !single_ && !cancelled_ && !m.stopped &&
+      before_deadline(m)) {
+    if (!waited_ && !s.idempotent) ++unsent_resends_;
     // A waiter keeps its place through an outage: the request waits for the connection to come
     // back. An unanswered attempt stays unanswered: its check is what is asked again.
     return waiting_step(s) ? begin_attempt() : send(s);
@@ -230,9 +255,10 @@ wait_action wait_driver::undo_failed(const wait_moment& m, const failure& f) {
 }
 
 std::int64_t wait_driver::sync_pause_ms(const wait_moment& m) const {
-  // Redisson's EqualJitterDelay: half of min(base * 2^n, 2 * base) for sure, up to as much again.
-  const std::int64_t base = rules_.sync_retry_delay_ms;
-  const std::int64_t full = unsynced_ <= 1 ? base : 2 * base;
+  // Redisson's default retryDelay, EqualJitterDelay(base, 2 * base): retry n >= 1 waits half of
+  // min(base * 2^n, 2 * base) for sure, up to as much again. From the first retry on that is half of
+  // 2 * base: base to 2 * base (1-2 s by default).
+  const std::int64_t full = 2 * rules_.sync_retry_delay_ms;
   const std::int64_t half = full / 2;
   const auto noise = static_cast<std::uint64_t>(m.now_ns) * 0x9e3779b97f4a7c15ull;
   return half + (half > 0 ? static_cast<std::int64_t>((noise >> 33) % static_cast<std::uint64_t>(half + 1)) : 0);

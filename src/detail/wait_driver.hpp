@@ -8,8 +8,15 @@
 //              message that came while the attempt was in flight wakes the waiter at once.
 //   ambiguity  an attempt whose reply was lost is never sent again: its verify step asks whether it
 //              ran (or the outcome is reported unknown); a check that cannot be made leaves it unknown.
+//   sync       replica sync: which steps are followed by WAIT (the attempt, and the confirm step that
+//              writes a hold a check found again), and what their answer means. What a wait took
+//              counts only once a WAIT after a write of it was acknowledged (or none was needed),
+//              whether the attempt took it or a check found it: else it is given back (the undo step)
+//              and tried again after a pause, until the tries are spent.
 //   outages    a waiter (once it has waited, or at once for a step that is safe to repeat) sends its
-//              step again until its deadline; LOADING / BUSY replies are asked again after a pause.
+//              step again until its deadline; a step never sent for want of a connection
+//              (not_connected) is sent again once before the wait has waited; LOADING / BUSY replies
+//              are asked again after a pause.
 //   cancel     a parked or sleeping wait ends at once; one with a request in flight ends when the reply
 //              comes, and gives back what that reply took (finish with give_back).
 //   leaving    an attempt that may have left a trace (a fair lock's queue entry) is undone by the
@@ -50,7 +57,6 @@ struct wait_outcome {
     next,      ///< send `step` (prepare → attempt, verify → refresh → token)
     unknown,   ///< the attempt's outcome cannot be known
     failed,    ///< an error (an error reply, or a reply the spec cannot read)
-    unsynced,  ///< took something, but no replica acknowledged it: undo, then try again
   } what = kind::done;
   std::int64_t value = 0;
   std::int64_t wait_ms = -1;
@@ -64,7 +70,6 @@ struct wait_outcome {
   static wait_outcome next(wait_step s) { return {kind::next, 0, -1, s, {}}; }
   static wait_outcome unknown() { return {kind::unknown, 0, -1, {}, {}}; }
   static wait_outcome failed(std::error_code ec) { return {kind::failed, 0, -1, {}, ec}; }
-  static wait_outcome unsynced() { return {kind::unsynced, 0, -1, {}, {}}; }
 };
 
 /// How a kind waits (from its spec).
@@ -83,8 +88,14 @@ struct wait_rules {
   /// Replica sync: the attempt writes what a failover could lose (a hold, permits): WAIT after it
   /// (when config::replica_sync is not off; the operation applies the config).
   bool syncs_replicas = false;
-  /// Replica sync: how often an unsynced attempt is undone and tried again, and the first pause
-  /// before a new try (it doubles up to twice this; half of it is jitter). From the config.
+  /// Replica sync: a check step that writes a hold the verify step found again (a lock's refresh), so
+  /// that the WAIT after it confirms the hold on a replica (none: a found hold is given back and tried
+  /// again). A read cannot confirm anything: WAIT counts only the connection's own writes, and the
+  /// attempt's were on a connection that is gone.
+  bool confirms = false;
+  wait_step confirm{step_role::check, 0, false};
+  /// Replica sync: how often an unsynced attempt is undone and tried again, and the base of the pause
+  /// before a new try (each pause is this to twice this, as Redisson's retryDelay). From the config.
   int sync_retries = 0;
   std::int64_t sync_retry_delay_ms = 0;
 };
@@ -106,6 +117,7 @@ struct wait_action {
     none,   ///< nothing to do (a stale timer)
   } what = kind::finish;
   wait_step step{};
+  bool sync = false;        ///< send: follow the step with WAIT (replica sync), and pass replied() its answer
   std::int64_t wait_ns = 0;
   std::uint64_t seen = 0;
   std::error_code ec;
@@ -129,7 +141,8 @@ class wait_driver {
   /// The attempt was sent when the channel had received `seen` messages.
   void attempt_sent(std::uint64_t seen) { seen_ = seen; }
 
-  wait_action replied(const wait_moment& m, const wait_outcome& o);
+  /// `no_replica`: the step was sent with sync, and its WAIT found no replica that acknowledged it.
+  wait_action replied(const wait_moment& m, const wait_outcome& o, bool no_replica = false);
   /// The request failed without a reply (what src/detail/outcome.hpp says about `ec`).
   struct failure {
     std::error_code ec;
@@ -166,6 +179,7 @@ class wait_driver {
   wait_action undo_failed(const wait_moment& m, const failure& f);
   std::int64_t sync_pause_ms(const wait_moment& m) const;
   wait_action acquired(const wait_moment& m, std::int64_t value);
+  bool syncs(const wait_step& s) const;
   void note_trace();
   bool before_deadline(const wait_moment& m) const { return deadline_ns_ < 0 || m.now_ns < deadline_ns_; }
   std::int64_t bounded(const wait_moment& m, std::int64_t wait_ns) const;
@@ -181,11 +195,17 @@ class wait_driver {
   bool single_ = false;      // wait_ms == 0: one attempt
   bool cancelled_ = false;
   bool waited_ = false;      // parked or slept at least once
+  // A step never sent for want of a connection is sent again before the wait has waited, but once
+  // only: a wait without a deadline must not go on for ever when no connection can be made (a
+  // cluster whose seeds are all closed ports answers not_connected, with no reason of its own).
+  static constexpr int max_unsent_resends = 1;
+  int unsent_resends_ = 0;
   bool trace_ = false;       // an attempt may have left a trace to remove
   std::error_code outcome_;  // what to report once the leave step is answered
   bool outcome_aborted_ = false;
   bool unknown_ = false;     // the attempt's outcome could not be learnt
   std::uint64_t seen_ = 0;
+  bool confirmed_ = true;     // what the current attempt took is on a replica (or needs no sync)
   int unsynced_ = 0;          // attempts no replica acknowledged
   int undo_resends_ = 0;      // the current undo sent again after a lost reply
   bool retry_after_undo_ = false;

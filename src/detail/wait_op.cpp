@@ -10,14 +10,15 @@ namespace deadbolt::detail {
 void wait_op_base::begin(wait_attempt& a, const wait_setup& s) {
   attempt_ = &a;
   parks_ = s.rules.parks;
-  // Replica sync: the kind says whether its attempt syncs (and how to undo it); the config says
-  // whether syncing is on, and how often and after what pause an unsynced attempt is tried again.
+  // Replica sync: the kind says whether its attempt syncs (how to undo it, how to confirm a found
+  // hold); the config says whether syncing is on, and how often and after what pause an unsynced
+  // attempt is tried again. The driver says which steps WAIT.
   const op_settings& settings = core.settings();
   wait_rules rules = s.rules;
+  acquiring_ = s.rules.syncs_replicas;  // what the kind says, whatever the config says of syncing
   rules.syncs_replicas = rules.syncs_replicas && settings.syncs_replicas;
   rules.sync_retries = settings.sync_retries;
   rules.sync_retry_delay_ms = settings.sync_retry_delay_ms;
-  syncs_attempt_ = rules.syncs_replicas;
   channel_ = s.channel;
   wake_ = s.wake;
   bool queue_first = false;
@@ -38,7 +39,7 @@ wait_moment wait_op_base::moment() const { return {port::monotonic_ns(), core.sh
 
 void wait_op_base::run(const wait_action& a) {
   switch (a.what) {
-    case wait_action::kind::send: return send(a.step);
+    case wait_action::kind::send: return send(a.step, a.sync);
     case wait_action::kind::park: return park(a);
     case wait_action::kind::sleep: return sleep(a.wait_ns);
     case wait_action::kind::finish: return finish(a);
@@ -46,11 +47,12 @@ void wait_op_base::run(const wait_action& a) {
   }
 }
 
-void wait_op_base::send(const wait_step& s) {
+void wait_op_base::send(const wait_step& s, bool sync) {
   runs_script = false;  // set again by encode() if it writes a script
   send_script_body = false;
   // The undo needs no WAIT: a replica that later gets the attempt's write gets the undo's after it.
-  syncs_replicas = s.role == step_role::attempt && syncs_attempt_;
+  syncs_replicas = sync;
+  acquires = s.role == step_role::attempt && acquiring_;
   attempt_->sending(s);
   if (s.role == step_role::attempt) {
     subscriber* subs = parks_ ? core.existing_subscriptions(channel_) : nullptr;
@@ -75,7 +77,7 @@ void wait_op_base::sleep(std::int64_t wait_ns) {
 
 void wait_op_base::on_done(std::error_code ec) {
   if (ec) return run(driver_.failed(moment(), {ec, ambiguous(ec), transient(ec)}));
-  run(driver_.replied(moment(), attempt_->read(driver_.current())));
+  run(driver_.replied(moment(), attempt_->read(driver_.current()), replicas_unsynced()));
 }
 
 void wait_op_base::on_wake(wake_reason why) {

@@ -65,7 +65,7 @@ class wait_op_base : public request, public waiter, public operation {
 
  private:
   void run(const wait_action& a);
-  void send(const wait_step& s);
+  void send(const wait_step& s, bool sync);
   void park(const wait_action& a);
   void sleep(std::int64_t wait_ns);
   void finish(const wait_action& a);
@@ -79,7 +79,7 @@ class wait_op_base : public request, public waiter, public operation {
   wait_driver driver_;
   wait_attempt* attempt_ = nullptr;
   bool parks_ = true;
-  bool syncs_attempt_ = false;  // the rules' syncs_replicas
+  bool acquiring_ = false;  // the kind's attempt takes something (its rules sync replicas)
   std::string_view channel_;
   wake_policy wake_ = wake_policy::one;
   asio::steady_timer timer_;  // a sleep: the spin lock's backoff, the pause after LOADING / BUSY

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
 
+#include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "detail/client_core.hpp"
 #include "detail/deadline.hpp"
 #include "detail/script_call.hpp"
+#include "detail/server_error.hpp"
 #include "lock/lock_protocol.hpp"
 
 namespace deadbolt::detail {
@@ -18,20 +21,33 @@ class renew_batch final : public request {
   static constexpr std::size_t max_keys = 100;  // Redisson's lockWatchdogBatchSize
 
   explicit renew_batch(client_core& core) : core_(core) {}
-  void clear(std::uint32_t route, hold_field kind) {
+  void clear(std::uint32_t route, std::uint32_t node, hold_field kind) {
     size_ = 0;
     route_ = route;
+    node_ = node;
     kind_ = kind;
   }
+  /// The node whose window the batch waits in and is counted against (src/detail/renewal_windows.hpp).
+  std::uint32_t node() const { return node_; }
   bool takes(std::uint32_t route, hold_field kind) const { return route_ == route && kind_ == kind; }
   bool full() const { return size_ == renewal_batch_limit(kind_, max_keys); }
   void add(std::uint32_t hold_index) {
+    hold& h = core_.holds[hold_index];
     index_[size_] = hold_index;
-    generation_[size_] = core_.holds[hold_index].generation;
+    generation_[size_] = h.generation;
+    h.renewal_queued = true;
     ++size_;
+  }
+  /// Leaves the queue: its holds may be put in a batch again.
+  void unqueue() {
+    for (std::size_t i = 0; i < size_; ++i) {
+      hold& h = core_.holds[index_[i]];
+      if (h.generation == generation_[i]) h.renewal_queued = false;  // else released meanwhile
+    }
   }
   /// Sends the batch, minus holds released or changed since it was built; false if none is left.
   bool send() {
+    unqueue();
     std::size_t kept = 0;
     for (std::size_t i = 0; i < size_; ++i) {
       const hold& h = core_.holds[index_[i]];
@@ -44,6 +60,8 @@ class renew_batch final : public request {
     if (size_ == 0) return false;
     sent_ns_ = port::monotonic_ns();
     replies_ = 0;
+    refusal_ = {};
+    reason_size_ = 0;
     lease_.set(core_.watchdog_ms());
     send_script_body = false;
     syncs_replicas = core_.settings().syncs_replicas;
@@ -58,11 +76,19 @@ class renew_batch final : public request {
     encode_renewal(e, *this, kind_, holds, size_, lease_.view(), core_.id);
   }
   void on_node(const resp::node& n) override {
+    if (n.depth == 0 && resp::is_error(n.type)) {  // refused: nothing ran
+      refusal_ = server_error_code(n.value);
+      reason_size_ = std::min(n.value.size(), sizeof reason_);
+      std::copy_n(n.value.data(), reason_size_, reason_);
+      return;
+    }
     if (n.depth == 1 && n.type == resp::type::integer && replies_ < size_) flags_[replies_++] = n.value == "1";
   }
   void on_done(std::error_code ec) override {
-    // A failed batch changes nothing: the next run retries, and a lease not confirmed for its whole
-    // length is declared lost by the run itself.
+    // A batch that failed or was refused changes nothing: the next run retries, and a lease not
+    // confirmed for its whole length is declared lost by the run itself.
+    if (!ec && refusal_) ec = refusal_;
+    if (!ec && replies_ != size_) ec = errc::protocol_error;  // not one flag per hold
     std::size_t renewed = 0;
     if (!ec) {
       for (std::size_t i = 0; i < replies_; ++i) {
@@ -76,13 +102,20 @@ class renew_batch final : public request {
         }
       }
     }
-    if (metrics_hook* m = core_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
-    if (ec) core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) failed: ", ec);
-    if (!ec) core_.observe.log(log_level::debug, "renewed ", renewed, " of ", size_, " lease(s)");
+    if (const metrics_calls* m = core_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
+    if (refusal_) {
+      core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) refused by the server: ",
+                        std::string_view(reason_, reason_size_));
+    } else if (ec) {
+      core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) failed: ", ec);
+    } else {
+      core_.observe.log(log_level::debug, "renewed ", renewed, " of ", size_, " lease(s)");
+    }
     // As Redisson: the renewal stands on the master and the next run renews again.
     if (!ec && replicas_unsynced()) {
       core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s): no replica acknowledged it");
     }
+    if (refusal_ == errc::cross_slot) core_.dog.cross_slot_refused();
     core_.dog.batch_done(this);
   }
 
@@ -96,10 +129,18 @@ class renew_batch final : public request {
   std::int64_t sent_ns_ = 0;
   decimal lease_;
   std::uint32_t route_ = 0;
+  std::uint32_t node_ = 0;
   hold_field kind_ = hold_field::plain;
+  std::error_code refusal_;  // the server's error reply, if it refused the batch
+  char reason_[160] = {};    // its text (cut), for the log
+  std::size_t reason_size_ = 0;
 };
 
-watchdog::watchdog(client_core& core) : core_(core), timer_(core.executor) {}
+watchdog::watchdog(client_core& core)
+    : core_(core),
+      timer_(core.executor),
+      // A window per node the topology can name (topology::node_of()).
+      windows_(core.config_error ? 1 : core.cfg.max_cluster_nodes + 1, max_in_flight_per_node) {}
 
 void watchdog::arm(std::int64_t delay_ns) {
   if (armed_ || stopped_) return;
@@ -123,31 +164,41 @@ void watchdog::stop() {
 }
 
 void watchdog::batch_done(renew_batch* b) {
+  const std::uint32_t node = b->node();
   batches_.give_back(b);
-  --in_flight_;
-  send_waiting();
+  windows_.done(node);
+  send_waiting(node);
 }
 
-void watchdog::send_waiting() {
-  // A few batches at a time: 10,000 held locks must not turn into one 700 KB write that keeps the
-  // server busy for tens of milliseconds and the output buffer large ever after.
-  while (!stopped_ && in_flight_ < max_in_flight && !waiting_.empty()) {
-    renew_batch* batch = waiting_.front();
-    waiting_.pop_front();
+void watchdog::cross_slot_refused() {
+  if (stopped_ || !core_.cross_slot_refused()) return;  // routes were slots already: nothing to split
+  core_.observe.log(log_level::info, "the server enforces hash slots: renewals go slot by slot from now on");
+  // What waits was batched the old way, and would be refused too: build it again, and send now.
+  while (request* waiting = windows_.take_any_waiting()) {
+    auto* batch = static_cast<renew_batch*>(waiting);
+    batch->unqueue();
+    batches_.give_back(batch);
+  }
+  run();
+}
+
+void watchdog::send_waiting(std::uint32_t node) {
+  while (!stopped_) {
+    auto* batch = static_cast<renew_batch*>(windows_.take(node));
+    if (batch == nullptr) return;
     if (batch->send()) {
-      ++in_flight_;
+      windows_.sent(node);
     } else {
-      batches_.give_back(batch);
+      batches_.give_back(batch);  // nothing left in it to renew
     }
   }
 }
 
+void watchdog::send_waiting() {
+  for (std::uint32_t node = 0; node < windows_.nodes(); ++node) send_waiting(node);
+}
+
 void watchdog::run() {
-  // Batches of the previous run still waiting are stale: this run rebuilds them.
-  while (!waiting_.empty()) {
-    batches_.give_back(waiting_.front());
-    waiting_.pop_front();
-  }
   const std::int64_t now = port::monotonic_ns();
   const std::int64_t lease_ns = core_.watchdog_ms() * ms_to_ns;
   std::int64_t next_run_ns = std::chrono::nanoseconds(core_.cfg.watchdog_timeout / 3).count();
@@ -167,27 +218,30 @@ void watchdog::run() {
     // out of step with the runs): run again when it ends, so the holder hears of it then, not later.
     next_run_ns = std::min(next_run_ns, h.confirmed_ns + lease_ns - now);
     any = true;
+    // Still in a batch an earlier run built, waiting for its node's window: it goes out in its turn,
+    // ahead of what this run builds (rebuilding it here would put it at the back again).
+    if (h.renewal_queued) continue;
     const std::uint32_t route = core_.route_of(h.name);
     const hold_field kind = renewal_kind(h.field);
     std::size_t slot = 0;
     while (slot < open_count && !open[slot]->takes(route, kind)) ++slot;
     if (slot == open_count) {
       if (open_count == max_open) {  // many routes: queue the fullest-so-far to make room
-        waiting_.push_back(open[0]);
+        windows_.push(open[0]->node(), *open[0]);
         open[0] = open[--open_count];
         slot = open_count;
       }
       open[slot] = batches_.take(core_);
-      open[slot]->clear(route, kind);
+      open[slot]->clear(route, core_.node_of(h.name), kind);
       ++open_count;
     }
     open[slot]->add(i);
     if (open[slot]->full()) {
-      waiting_.push_back(open[slot]);
+      windows_.push(open[slot]->node(), *open[slot]);
       open[slot] = open[--open_count];
     }
   }
-  for (std::size_t s = 0; s < open_count; ++s) waiting_.push_back(open[s]);
+  for (std::size_t s = 0; s < open_count; ++s) windows_.push(open[s]->node(), *open[s]);
   send_waiting();
   if (any) arm(next_run_ns);
 }

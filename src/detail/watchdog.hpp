@@ -1,15 +1,20 @@
 // The watchdog: renews the holds that have no fixed lease every third of config::watchdog_timeout,
-// in batched script calls (at most renew_batch::max_keys holds each, a few in flight at a time). A
-// batch holds one route's keys only (one script call may only touch keys one server serves: on a
-// cluster, one slot), and one renewal kind; how a batch is written is the lock side's business
-// (src/lock/renewal.cpp). A hold not confirmed for a whole lease is declared lost.
+// in batched script calls (at most renew_batch::max_keys holds each). A batch holds one route's keys
+// only (one script call may only touch keys one server serves, and on a cluster or any endpoint that
+// enforces hash slots, one slot), and one renewal kind; how a batch is written is the lock side's
+// business (src/lock/renewal.cpp). Batches go out a few at a time per node, in the order they were
+// built (src/detail/renewal_windows.hpp): a node that does not answer delays no other node's
+// renewals, and no hold waits behind holds queued after it. A hold not confirmed for a whole lease is
+// declared lost. A batch the server refuses is a renewal failure (metrics and log, with the server's
+// reason); one refused with CROSSSLOT teaches the topology that the endpoint enforces slots, and the
+// holds are renewed again at once, slot by slot.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 
 #include "deadbolt/port/asio.hpp"
 #include "detail/op_pool.hpp"
+#include "detail/renewal_windows.hpp"
 
 namespace deadbolt::detail {
 
@@ -26,11 +31,17 @@ class watchdog {
   void arm(std::int64_t delay_ns = -1);
   /// No more runs; batches in flight still complete.
   void stop();
-  /// A batch has been answered (or failed): send the next waiting one.
+  /// A batch has been answered (or failed): send the next one waiting for its node.
   void batch_done(renew_batch* b);
+  /// The server refused a batch because its keys were in different hash slots (CROSSSLOT). If that
+  /// taught the topology to tell slots apart, the batches not sent yet are built again and sent now.
+  void cross_slot_refused();
 
  private:
   void run();
+  /// Sends what waits for `node`, while its window has free places.
+  void send_waiting(std::uint32_t node);
+  /// The same for every node.
   void send_waiting();
 
   client_core& core_;
@@ -38,9 +49,10 @@ class watchdog {
   bool armed_ = false;
   bool stopped_ = false;
   op_pool<renew_batch> batches_;
-  std::deque<renew_batch*> waiting_;  // built by the last run, not yet sent
-  int in_flight_ = 0;
-  static constexpr int max_in_flight = 4;
+  // Per node: a few batches at a time, so that 10,000 held locks do not turn into one 700 KB write that
+  // keeps the server busy for tens of milliseconds and the output buffer large ever after.
+  static constexpr int max_in_flight_per_node = 4;
+  renewal_windows windows_;
 };
 
 }  // namespace deadbolt::detail

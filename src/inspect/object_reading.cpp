@@ -9,6 +9,7 @@
 #include "deadbolt/error.hpp"
 #include "detail/client_core.hpp"
 #include "detail/script_call.hpp"
+#include "detail/server_error.hpp"
 
 namespace deadbolt::detail {
 namespace {

@@ -6,11 +6,15 @@
 //   counts    the script answers the owner's new count; the hold table keeps it beside the count the
 //             caller was told of. A re-entry may extend a watchdog hold's lease, never shorten it.
 //   ambiguity an unanswered attempt is checked, never re-run: verify (HGET) compares the owner's count
-//             with the one before; more means it ran (only this owner changes its count). If the
-//             attempt was sent longer ago than a renewal period, refresh restarts the lease first; a
-//             fenced hold then reads its token (fetch_token). A check that fails leaves the outcome
-//             unknown: the table remembers, so the next acquire reads the baseline first and the
-//             owner's last unlock releases whatever the server counts.
+//             with the one before; more means it ran (only this owner changes its count). Refresh then
+//             restarts the lease (the attempt may be older than a renewal period, after an outage),
+//             and is the write whose WAIT confirms the found hold on a replica (replica sync: the
+//             wait driver's confirm step; a hold no replica acknowledged is undone and tried again, as
+//             a fresh one is). A fenced hold then reads its token (fetch_token). A check that fails
+//             leaves the outcome unknown: the table remembers, so the next acquire reads the baseline
+//             first and the owner's last unlock releases whatever the server counts.
+//   sync      replica sync: the wait driver judges the WAIT after the attempt and after refresh; the
+//             undo of an unsynced hold is the unlock script with a latch of its own (kept if resent).
 //   keeping   an acquisition the table cannot track (full) or nobody wants (cancelled, shutdown) is
 //             released again (an unlock nobody waits for).
 #include <algorithm>
@@ -68,6 +72,8 @@ class lock_attempt final : public wait_attempt {
     s.rules = proto_->rules();
     s.rules.syncs_replicas = true;  // undone by the unlock script
     s.rules.undo = lock_steps::undo;
+    s.rules.confirms = true;  // a verified hold is written again by refresh: its WAIT confirms it
+    s.rules.confirm = lock_steps::refresh;
     s.wait_ms = wait_ms;
     s.prepare = baseline_known ? nullptr : &lock_steps::baseline;
     // Queued behind this client's other waiters, the next unlock message wakes one of them, not us:
@@ -88,6 +94,14 @@ class lock_attempt final : public wait_attempt {
     if (s == lock_steps::attempt || s == lock_steps::refresh) {
       sent_ns_ = port::monotonic_ns();
       now_.set(port::wall_clock_ms());
+    }
+    if (s == lock_steps::attempt) undo_latch_ready_ = false;
+    if (s == lock_steps::undo && !undo_latch_ready_) {
+      // The hold is on the master only: the undo releases it with a latch of its own, kept if resent.
+      undo_latch_ready_ = true;
+      new_unlock_latch(undo_latch_, names_->latch_prefix);
+      core_.observe.log(log_level::warning, "no replica acknowledged the hold of ", names_->name,
+                        " (config::replica_sync): released, to be tried again");
     }
   }
 
@@ -120,7 +134,6 @@ class lock_attempt final : public wait_attempt {
   wait_outcome read(const wait_step& s) override {
     if (s == lock_steps::attempt) {
       const wait_outcome o = attempt_reply_.outcome(*proto_, *names_, backoff_);
-      if (o.what == wait_outcome::kind::acquired && op_.replicas_unsynced()) return unsynced();
       if (o.what == wait_outcome::kind::acquired) server_count_ = attempt_reply_.count();
       return o;
     }
@@ -140,11 +153,9 @@ class lock_attempt final : public wait_attempt {
         return wait_outcome::busy(0);  // it did not run (or was undone by expiry): try again
       }
       server_count_ = value;
-      // Ours. If the attempt was sent longer ago than a renewal period, refresh the lease first: after
-      // an outage that can be longer ago than the watchdog can bridge.
-      const std::int64_t lease_ms = requested_lease_ms_ > 0 ? requested_lease_ms_ : core_.settings().watchdog_ms;
-      if (port::monotonic_ns() - sent_ns_ >= lease_ms * ms_to_ns / 3) return wait_outcome::next(lock_steps::refresh);
-      return owned();
+      // Ours. Refresh restarts the lease (after an outage the attempt can be older than the watchdog
+      // can bridge), and its write is what a WAIT can confirm: the HGET wrote nothing.
+      return wait_outcome::next(lock_steps::refresh);
     }
     if (s == lock_steps::refresh) {
       if (reply_.what != scalar_reply::kind::integer) return wait_outcome::unknown();
@@ -162,17 +173,9 @@ class lock_attempt final : public wait_attempt {
     return {names_->name, std::chrono::nanoseconds(port::monotonic_ns() - started_ns_), acquired, ec};
   }
   std::error_code note_full_table() const {
-    if (metrics_hook* m = core_.observe.metrics()) m->on_table_full(table_kind::held_locks);
+    if (const metrics_calls* m = core_.observe.metrics()) m->on_table_full(table_kind::held_locks);
     core_.observe.log(log_level::warning, "held-lock table full (config::max_held_locks): gave back ", names_->name);
     return errc::held_table_full;
-  }
-
-  // The hold is on the master only: the undo releases it with a latch of its own, kept if it is resent.
-  wait_outcome unsynced() {
-    new_unlock_latch(undo_latch_, names_->latch_prefix);
-    core_.observe.log(log_level::warning, "no replica acknowledged the hold of ", names_->name,
-                      " (config::replica_sync): released, to be tried again");
-    return wait_outcome::unsynced();
   }
 
   // A verified hold is ours; the fenced lock's token is the counter's value (only a holder increments it).
@@ -194,7 +197,7 @@ class lock_attempt final : public wait_attempt {
         value = 0;
       }
     }
-    if (metrics_hook* m = core_.observe.metrics()) m->on_acquire(sample(value != 0, ec));
+    if (const metrics_calls* m = core_.observe.metrics()) m->on_acquire(sample(value != 0, ec));
     completion* done = done_;
     done_ = nullptr;
     std::shared_ptr<const lock_names> names = std::move(names_);
@@ -218,6 +221,7 @@ class lock_attempt final : public wait_attempt {
   decimal queue_wait_;  // fair lock: how long our queue entry lasts
   decimal now_;         // fair lock: the wall clock when the attempt was sent
   std::string undo_latch_;  // replica sync: the latch of the undo of an unsynced attempt
+  bool undo_latch_ready_ = false;  // ... made for the current attempt's hold (a resent undo keeps it)
   decimal latch_ttl_;
   bool no_wait_ = false;
   std::int64_t server_before_ = 0;  // the owner's count on the server before our attempt

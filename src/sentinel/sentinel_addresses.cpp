@@ -1,5 +1,6 @@
 #include "sentinel/sentinel_addresses.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -66,6 +67,11 @@ endpoint sentinel_endpoint(const endpoint& ep, const config& cfg) {
   return out;
 }
 
+std::chrono::milliseconds sentinel_answer_bound(const config& cfg) {
+  const std::chrono::milliseconds deadline = std::min(cfg.connect_timeout, cfg.command_timeout);
+  return std::max(deadline / 4, std::chrono::milliseconds(1));
+}
+
 std::vector<server_address> sentinel_list(const endpoint& ep) {
   std::vector<server_address> out;
   for (const auto& s : ep.sentinels) {
@@ -78,16 +84,19 @@ std::vector<server_address> sentinel_list(const endpoint& ep) {
 }
 
 sentinel_addresses::sentinel_addresses(asio::any_io_executor ex, const endpoint& ep, const config& cfg,
+                                       std::shared_ptr<sentinel_preference> preference,
                                        std::shared_ptr<const master_switch> last_switch)
     : executor_(std::move(ex)),
       sentinel_ep_(sentinel_endpoint(ep, cfg)),
       cfg_(cfg),
       sentinels_(sentinel_list(ep)),
+      preference_(preference ? std::move(preference) : std::make_shared<sentinel_preference>()),
       query_(std::make_unique<query>(*this, ep.sentinel_master)),
       last_switch_(std::move(last_switch)),
       switches_seen_(last_switch_ ? last_switch_->count : 0) {
-  // A sentinel that does not answer is skipped sooner than a command would be failed.
-  if (cfg_.connect_timeout < cfg_.command_timeout) cfg_.command_timeout = cfg_.connect_timeout;
+  // A sentinel that does not answer is skipped well before the requests waiting for its answer fail
+  // (the question's deadline covers connecting and logging in to it too).
+  cfg_.command_timeout = sentinel_answer_bound(cfg);
   cfg_.replica_sync = replica_sync_mode::off;  // sentinels hold no locks
 }
 
@@ -121,7 +130,10 @@ void sentinel_addresses::next(address_sink& sink) {
 }
 
 void sentinel_addresses::ask() {
-  const server_address& sentinel = sentinels_[turn_ % sentinels_.size()];
+  // Each question starts at the sentinel the client prefers now: another source may have learned
+  // since this round began that it is silent.
+  asking_ = preference_->first % sentinels_.size();
+  const server_address& sentinel = sentinels_[asking_];
   if (!conn_ || conn_->where().host != sentinel.host || conn_->where().port != sentinel.port) {
     if (conn_) {
       conn_->set_listener(nullptr);
@@ -143,12 +155,15 @@ void sentinel_addresses::answered(std::error_code ec, const server_address* mast
   if (!in_flight_) return;  // a stopped connection failing the query: nobody waits for it
   in_flight_ = false;
   if (!ec) {
+    preference_->first = asking_;
     if (address_sink* sink = std::exchange(sink_, nullptr)) sink->on_address({}, *master);
     return;
   }
   if (ec == errc::unknown_master) unknown_ = true;
   last_error_ = ec;
-  ++turn_;  // this one could not say: the next sentinel
+  // This one could not say: the next sentinel, for every source of the client (unless another one
+  // already moved on).
+  if (preference_->first % sentinels_.size() == asking_) preference_->first = (asking_ + 1) % sentinels_.size();
   if (++asked_ < sentinels_.size() && sink_ != nullptr) {
     // Not from inside the failing connection's own callbacks.
     asio::post(executor_, [this, alive = std::weak_ptr<bool>(alive_)] {

@@ -1,11 +1,14 @@
 // Where the master is, according to Sentinel: an address source (src/detail/address_source.hpp)
 // whose every answer comes from asking the sentinels in turn SENTINEL GET-MASTER-ADDR-BY-NAME. The
-// first sentinel that names the master is asked first next time; a sentinel that cannot be reached
-// or does not know the name is skipped. When none names it, the round fails with what they said
-// (errc::unknown_master if one answered that it does not know the name), and the connection tries
-// again after its backoff. The connection then confirms the answer with ROLE (login_step::role).
+// last sentinel that named the master is asked first, by every source of the client (a silent one
+// is paid for once, not by each new connection); a sentinel that cannot be reached, does not answer
+// within a quarter of the requests' deadline, or does not know the name is skipped. When none names
+// it, the round fails with what they said (errc::unknown_master if one answered that it does not
+// know the name), and the connection tries again after its backoff. The connection then confirms the
+// answer with ROLE (login_step::role).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -29,6 +32,17 @@ struct master_switch {
   std::uint64_t count = 0;  // switches so far
 };
 
+/// Which sentinel the client's sources ask first: the last one that named the master (or the one
+/// after the last one that failed to), shared by them all.
+struct sentinel_preference {
+  std::size_t first = 0;  // index in sentinel_list()
+};
+
+/// How long a sentinel has to answer (connecting and logging in included) before the next one is
+/// asked: well below the deadline of the requests that wait for the master's address, so that a
+/// silent sentinel or two leave time for the others to answer and the request to be sent.
+std::chrono::milliseconds sentinel_answer_bound(const config& cfg);
+
 /// How to talk to the sentinels of `ep` (a redis+sentinel:// endpoint): as plain servers (no ROLE
 /// check, database 0) with config::sentinel_user/password, TLS as the URL says.
 endpoint sentinel_endpoint(const endpoint& ep, const config& cfg);
@@ -37,9 +51,11 @@ std::vector<server_address> sentinel_list(const endpoint& ep);
 
 class sentinel_addresses final : public address_source, private connection_listener {
  public:
-  /// Asks the sentinels of `ep` (a redis+sentinel:// endpoint) with config::sentinel_user/password;
-  /// after a switch announced in `last_switch`, answers its new master once without asking.
+  /// Asks the sentinels of `ep` (a redis+sentinel:// endpoint) with config::sentinel_user/password,
+  /// `preference`'s first; after a switch announced in `last_switch`, answers its new master once
+  /// without asking.
   sentinel_addresses(asio::any_io_executor ex, const endpoint& ep, const config& cfg,
+                     std::shared_ptr<sentinel_preference> preference,
                      std::shared_ptr<const master_switch> last_switch = nullptr);
   ~sentinel_addresses() override;
 
@@ -60,8 +76,9 @@ class sentinel_addresses final : public address_source, private connection_liste
   endpoint sentinel_ep_;  // the sentinels' credentials, TLS as the URL says
   config cfg_;
   std::vector<server_address> sentinels_;
-  std::size_t turn_ = 0;   // the sentinel asked next
-  std::size_t asked_ = 0;  // sentinels asked in this round
+  std::shared_ptr<sentinel_preference> preference_;
+  std::size_t asking_ = 0;  // the sentinel asked now (index in sentinels_)
+  std::size_t asked_ = 0;   // sentinels asked in this round
   bool unknown_ = false;   // one of them answered that it does not know the name
   std::error_code last_error_;
   address_sink* sink_ = nullptr;

@@ -72,22 +72,22 @@ void sync_attempt::sending(const wait_step& s) {
   current_ = s.role == step_role::check ? spec_->verify : s.role == step_role::undo ? spec_->undo : spec_;
   reply_.reset();
   now_ms = port::wall_clock_ms();
+  if (s.role == step_role::undo) {
+    // The wait driver gives back what no replica acknowledged (a permit a verify found too: a read
+    // cannot be confirmed by WAIT).
+    core.observe.log(log_level::warning, "no replica acknowledged the acquire on ", names->name,
+                     " (config::replica_sync): given back, to be tried again");
+  }
 }
 
-wait_outcome sync_attempt::read(const wait_step& s) {
+wait_outcome sync_attempt::read(const wait_step&) {
   switch (reply_.what) {
     case scalar_reply::kind::error: return wait_outcome::failed(reply_.error);
     case scalar_reply::kind::nil:
     case scalar_reply::kind::integer: break;
     default: return wait_outcome::failed(errc::protocol_error);
   }
-  const wait_outcome o = current_->judge({reply_, args, now_ms});
-  if (s.role == step_role::attempt && o.what == wait_outcome::kind::acquired && req.replicas_unsynced()) {
-    core.observe.log(log_level::warning, "no replica acknowledged the acquire on ", names->name,
-                     " (config::replica_sync): given back, to be tried again");
-    return wait_outcome::unsynced();
-  }
-  return o;
+  return current_->judge({reply_, args, now_ms});
 }
 
 void sync_attempt::conclude(const wait_action& end, std::error_code ec, wait_op_base& op) {

@@ -2,12 +2,15 @@
 // another client waits while the lock's master fails over, gracefully (CLUSTER FAILOVER on its
 // replica) or because it was SIGKILLed: the holder keeps its hold (it was replicated) and releases it
 // on the new master, the waiter gets the lock before its deadline, nothing hangs. A hold the new master
-// never received is reported through the lease-lost signal.
+// never received is reported through the lease-lost signal. A shard that stops answering costs only
+// its own leases: the other masters' are still renewed.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -184,4 +187,67 @@ TEST_CASE("a hold the promoted replica never received is reported lost; another 
   lock.unlock(ec);
   CHECK(ec == deadbolt::errc::lease_lost);
   master->start();
+}
+
+TEST_CASE("one shard down: the locks on the other masters keep their leases") {
+  deadbolt::test::redis_cluster cluster;
+  // The other masters keep serving their slots while a shard is down (a cluster left at the default,
+  // full coverage, refuses every command then).
+  for (const auto& n : cluster.nodes()) REQUIRE(n.cli("config set cluster-require-full-coverage no") == "OK");
+  const auto masters = cluster.masters();
+  REQUIRE(masters.size() >= 2);
+  const auto& down = masters[0];
+  const auto& healthy = masters[1];
+  std::vector<const deadbolt::test::redis_server*> shard{&down};
+  for (const auto& n : cluster.nodes()) {
+    std::istringstream role(n.cli("role"));
+    std::string kind, host, port;
+    role >> kind >> host >> port;
+    if (kind == "slave" && port == std::to_string(down.port())) shard.push_back(&n);
+  }
+  REQUIRE(shard.size() >= 2);  // with its replica paused too, nobody takes its slots over
+
+  deadbolt::config cfg = deadbolt::test::cluster_config(cluster);  // command_timeout 2 s
+  cfg.watchdog_timeout = 3000ms;  // renewed every second; a renewal sent to the paused shard waits 2 s
+  std::mutex lost_mutex;
+  std::vector<std::string> lost;
+  deadbolt::blocking_client client(cfg);
+  client.on_lease_lost([&](std::string_view name, std::int64_t) {
+    std::lock_guard<std::mutex> hold(lost_mutex);
+    lost.emplace_back(name);
+  });
+  auto served_by = [](const deadbolt::test::redis_server& master, const std::string& key) {
+    return master.cli("get '" + key + "'").find("MOVED") == std::string::npos;
+  };
+  // 24 locks in the paused shard's slots (one renewal batch each: one per slot), then one on a
+  // healthy master, the last in the watchdog's table.
+  std::vector<deadbolt::blocking_lock> on_down;
+  while (on_down.size() < 24) {
+    const std::string name = deadbolt::test::unique_name("shard-down");
+    if (!served_by(down, name)) continue;
+    on_down.push_back(client.lock(name));
+    on_down.back().lock();
+  }
+  std::string kept_name;
+  do kept_name = deadbolt::test::unique_name("shard-up");
+  while (!served_by(healthy, kept_name));
+  auto kept = client.lock(kept_name);
+  kept.lock();
+
+  struct resume_on_exit {
+    const std::vector<const deadbolt::test::redis_server*>& shard;
+    const deadbolt::test::redis_cluster& cluster;
+    ~resume_on_exit() {
+      for (const auto* n : shard) n->resume();
+      for (const auto& n : cluster.nodes()) n.cli("config set cluster-require-full-coverage yes", 5);
+    }
+  } resume{shard, cluster};
+  for (const auto* n : shard) n->pause();
+  std::this_thread::sleep_for(8000ms);  // over two leases past the last renewal before the pause
+
+  const long long pttl = std::stoll(healthy.cli("pttl " + kept_name));
+  CHECK(pttl > 0);
+  std::lock_guard<std::mutex> hold(lost_mutex);
+  CHECK(std::find(lost.begin(), lost.end(), kept_name) == lost.end());
+  CHECK(lost.size() == on_down.size());  // the paused shard's leases are lost, and reported
 }

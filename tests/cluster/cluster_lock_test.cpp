@@ -224,3 +224,21 @@ TEST_CASE("a full node table makes room from nodes the layout does not name (a r
     CHECK_FALSE(ec);
   }
 }
+
+TEST_CASE("a cluster node reached by redis:// says to use redis+cluster://, not a generic server error") {
+  deadbolt::test::redis_cluster cluster;
+  const auto node = cluster.masters().front();
+  std::string elsewhere;  // a name whose slot another master serves: the node answers MOVED
+  for (int i = 0; elsewhere.empty() && i < 100; ++i) {
+    const std::string name = unique_name("cl-plain-url");
+    if (owner_of(cluster, name).port() != node.port()) elsewhere = name;
+  }
+  REQUIRE_FALSE(elsewhere.empty());
+  deadbolt::config cfg = cluster_config(cluster);
+  cfg.url = "redis://127.0.0.1:" + std::to_string(node.port());
+  deadbolt::blocking_client bc(cfg);
+  std::error_code ec;
+  CHECK_FALSE(bc.lock(elsewhere).try_lock(ec));
+  CHECK_MESSAGE(ec == errc::needs_cluster_url, ec.message());
+  CHECK(ec.message().find("redis+cluster://") != std::string::npos);
+}

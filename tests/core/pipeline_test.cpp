@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -655,61 +656,126 @@ TEST_CASE("an ASK resend writes ASKING right before the command and its answer r
   CHECK(again.nodes.size() == 1);
 }
 
-TEST_CASE("replica sync: WAIT follows a synced request when replicas are known; its answer reaches the request") {
+TEST_CASE("replica sync: one WAIT ends a write with synced requests; its answer reaches each of them") {
   detail::pipeline p({});
   p.replicas().configure(detail::sync_policy::automatic, 250);
   resp::read_buffer in(4096);
   fake_request early("e", true), plain("p"), later("l", true);
   early.syncs_replicas = true;
   later.syncs_replicas = true;
-  p.submit(early, far);  // queued during the login, before ROLE answered
-  CHECK(early.replicas_wanted == 0);
+  p.submit(early, far);  // queued during the login, before ROLE answered: decided when written
   p.replicas().learned(2, 0);
-  p.end_handshake();  // encoded again, now with its WAIT
+  p.end_handshake();
   p.submit(plain, far);
   p.submit(later, far);
-  CHECK(write(p) == early.bytes() + cmd("WAIT", 1, 250) + plain.bytes() + later.bytes() + cmd("WAIT", 1, 250));
+  CHECK(write(p) == early.bytes() + plain.bytes() + later.bytes() + cmd("WAIT", 1, 250));
   CHECK(early.deadline_ns == far + 250'000'000);  // WAIT's own wait is allowed for
+  CHECK(later.deadline_ns == far + 250'000'000);
   CHECK(plain.deadline_ns == far);
+  CHECK(p.waiting_for_replicas());
 
-  REQUIRE_FALSE(feed(p, in, ":1\r\n:2\r\n$1\r\nv\r\n:1\r\n:0\r\n", 1));
+  REQUIRE_FALSE(feed(p, in, ":1\r\n$1\r\nv\r\n:1\r\n", 1));
+  CHECK(plain.done == 1);  // answered before the WAIT: it does not wait for it
+  CHECK(early.done == 0);
+  CHECK(later.done == 0);
+  REQUIRE_FALSE(feed(p, in, ":0\r\n", 1));
   CHECK(early.done == 1);
   CHECK(early.nodes.size() == 1);  // the script's reply only
-  CHECK(early.replicas_acked == 2);
-  CHECK_FALSE(early.replicas_unsynced());
-  CHECK(plain.done == 1);
+  CHECK(early.replicas_wanted == 1);
+  CHECK(early.replicas_unsynced());
   CHECK(later.done == 1);
   CHECK(later.replicas_unsynced());
   CHECK(p.replicas().probe_due(0));  // none acknowledged: ask ROLE again
+  CHECK_FALSE(p.waiting_for_replicas());
+  CHECK(p.idle());
+
+  fake_request again("a", true), read("r");
+  again.syncs_replicas = true;
+  p.replicas().learned(1, 0);
+  p.submit(again, far);
+  p.submit(read, far);
+  CHECK(write(p) == again.bytes() + read.bytes() + cmd("WAIT", 1, 250));
+  REQUIRE_FALSE(feed(p, in, ":1\r\n$1\r\nv\r\n:1\r\n"));
+  CHECK(again.replicas_acked == 1);
+  CHECK_FALSE(again.replicas_unsynced());
+  CHECK(read.replicas_wanted == 0);  // not a synced request: the WAIT is none of its business
+}
+
+TEST_CASE("replica sync: a WAIT in flight holds what is queued behind it, which shares the next WAIT and is not stuck") {
+  // Issue 25: eight synced requests used to queue eight WAITs, each deadline allowing for one; the
+  // fifth ran past its deadline and the connection was dropped as stuck.
+  constexpr std::int64_t wait_ns = 1'000'000'000;
+  constexpr std::int64_t timeout_ns = 3'000'000'000;  // command_timeout
+  detail::pipeline p({});
+  p.replicas().configure(detail::sync_policy::automatic, 1000);
+  p.replicas().learned(1, 0);
+  p.end_handshake();
+  resp::read_buffer in(4096);
+  std::vector<std::unique_ptr<fake_request>> rs;
+  for (int i = 0; i < 8; ++i) {
+    rs.push_back(std::make_unique<fake_request>("k" + std::to_string(i), true));
+    rs.back()->syncs_replicas = true;
+  }
+  p.submit(*rs[0], timeout_ns);
+  CHECK(write(p) == rs[0]->bytes() + cmd("WAIT", 1, 1000));
+  std::string held;
+  for (int i = 1; i < 8; ++i) {
+    p.submit(*rs[static_cast<std::size_t>(i)], timeout_ns);  // at t = 0 too
+    held += rs[static_cast<std::size_t>(i)]->bytes();
+  }
+  CHECK_FALSE(p.can_write());  // the server runs nothing of ours before the WAIT answers
+  CHECK(rs[7]->deadline_ns == timeout_ns + wait_ns);  // held behind that WAIT: allowed for
+
+  REQUIRE_FALSE(feed(p, in, ":1\r\n"));  // the script's reply; the WAIT runs its timeout out
+  CHECK_FALSE(p.expire(timeout_ns + wait_ns - 1, errc::timed_out));
+  REQUIRE_FALSE(feed(p, in, ":0\r\n"));
+  CHECK(rs[0]->done == 1);
+  CHECK(rs[0]->replicas_unsynced());
+  // The seven held ones go together, with one WAIT: each waits two WAITs at most, not eight.
+  CHECK(write(p) == held + cmd("WAIT", 1, 1000));
+  CHECK(rs[7]->deadline_ns == timeout_ns + 2 * wait_ns);
+  REQUIRE_FALSE(feed(p, in, ":1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n"));
+  CHECK_FALSE(p.expire(timeout_ns + 2 * wait_ns - 1, errc::timed_out));  // blocked in WAIT, not stuck
+  for (const auto& r : rs) CHECK(r->error == std::error_code());
+  // A WAIT that never answers makes the connection stuck once what it answers for is out of time.
+  CHECK(p.expire(timeout_ns + 2 * wait_ns, errc::timed_out));
+  p.connection_lost(errc::timed_out);
+  for (std::size_t i = 1; i < rs.size(); ++i) {
+    CHECK(rs[i]->done == 1);
+    CHECK(rs[i]->error == errc::timed_out);  // answered, but whether a replica has it is unknown
+  }
   CHECK(p.idle());
 }
 
-TEST_CASE("replica sync: a redirected or NOSCRIPT request's WAIT answer is read and dropped in order") {
+TEST_CASE("replica sync: a redirected or NOSCRIPT request leaves the WAIT to the others") {
   detail::pipeline p({});
   p.replicas().configure(detail::sync_policy::required, 100);  // WAIT even with no replica known
   p.end_handshake();
   resp::read_buffer in(4096);
   fake_redirects redirects;
   p.set_redirect_handler(&redirects);
-  fake_request moved("m", true), noscript("n", true), after("a");
+  fake_request moved("m", true), noscript("n", true), after("a"), synced("s", true);
   moved.syncs_replicas = true;
   noscript.syncs_replicas = true;
-  for (fake_request* r : {&moved, &noscript, &after}) p.submit(*r, far);
-  write(p);
-  REQUIRE_FALSE(feed(p, in, "-MOVED 1 127.0.0.1:7001\r\n:0\r\n-NOSCRIPT No matching script\r\n:1\r\n$1\r\nv\r\n", 2));
+  synced.syncs_replicas = true;
+  for (fake_request* r : {&moved, &noscript, &after, &synced}) p.submit(*r, far);
+  CHECK(write(p) == moved.bytes() + noscript.bytes() + after.bytes() + synced.bytes() + cmd("WAIT", 1, 100));
+  REQUIRE_FALSE(feed(p, in, "-MOVED 1 127.0.0.1:7001\r\n-NOSCRIPT No matching script\r\n$1\r\nv\r\n:1\r\n:1\r\n", 2));
   REQUIRE(redirects.taken.size() == 1);
   CHECK(redirects.taken[0] == &moved);
   CHECK(after.done == 1);
   CHECK(after.nodes.size() == 1);
-  CHECK(after.nodes[0].value == "v");  // not a WAIT's answer
-  CHECK(noscript.done == 0);           // sent again with its body, and its WAIT
+  CHECK(after.nodes[0].value == "v");
+  CHECK(synced.done == 1);
+  CHECK(synced.replicas_acked == 1);
+  CHECK(noscript.done == 0);  // sent again with its body, and a WAIT of its own
   CHECK(write(p) == cmd("EVAL", "return 1", 1, "n") + cmd("WAIT", 1, 100));
   REQUIRE_FALSE(feed(p, in, ":1\r\n-ERR unknown command 'WAIT'\r\n"));
   CHECK(noscript.done == 1);
   CHECK(noscript.replicas_unsynced());  // required: a refused WAIT is no sync
 }
 
-TEST_CASE("replica sync: automatic mode with a refused WAIT stops asking; a connection lost mid-WAIT drops the skip") {
+TEST_CASE("replica sync: automatic mode with a refused WAIT stops asking; a connection lost mid-WAIT fails what awaits it") {
   detail::pipeline p({});
   p.replicas().configure(detail::sync_policy::automatic, 100);
   p.replicas().learned(1, 0);
@@ -724,22 +790,28 @@ TEST_CASE("replica sync: automatic mode with a refused WAIT stops asking; a conn
   CHECK_FALSE(first.replicas_unsynced());
   p.submit(second, far);
   CHECK(write(p) == second.bytes());  // no WAIT any more on this connection
-  p.replicas().learned(1, 0);         // the next login's ROLE: asked again
+  REQUIRE_FALSE(feed(p, in, "$1\r\nv\r\n"));
+  CHECK(second.done == 1);
+  p.replicas().learned(1, 0);  // the next login's ROLE: asked again
   CHECK(p.replicas().wanted() == 1);
 
-  fake_redirects redirects;
-  p.set_redirect_handler(&redirects);
-  fake_request moved("m", true);
-  moved.syncs_replicas = true;
-  p.submit(moved, far);
+  fake_request answered("a", true), unanswered("u", true);
+  answered.syncs_replicas = unanswered.syncs_replicas = true;
+  p.submit(answered, far);
+  p.submit(unanswered, far);
   write(p);
-  REQUIRE_FALSE(feed(p, in, "$1\r\nv\r\n-MOVED 1 127.0.0.1:7001\r\n"));  // second's reply, then moved's
+  REQUIRE_FALSE(feed(p, in, ":1\r\n"));  // answered's reply; nothing more
+  CHECK(answered.done == 0);
   p.connection_lost(errc::outcome_unknown);  // the WAIT answer never comes
+  CHECK(answered.done == 1);
+  CHECK(answered.error == errc::outcome_unknown);
+  CHECK(unanswered.done == 1);
+  CHECK_FALSE(p.waiting_for_replicas());
   fake_request next("x");
   p.end_handshake();
   p.submit(next, far);
-  write(p);
+  CHECK(write(p) == next.bytes());
   REQUIRE_FALSE(feed(p, in, "$1\r\ny\r\n"));
-  CHECK(next.done == 1);  // its reply is its own, not skipped as a stale WAIT answer
+  CHECK(next.done == 1);  // its reply is its own
   CHECK(next.nodes.size() == 1);
 }

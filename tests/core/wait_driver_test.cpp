@@ -226,9 +226,26 @@ TEST_CASE("wait driver: a step safe to repeat is sent again after a lost reply, 
 TEST_CASE("wait driver: an outage is ridden out once the wait has waited, until its deadline") {
   detail::wait_driver d;
   const auto rules = lock_rules();
-  SUBCASE("not yet waited: the error is the answer") {
+  SUBCASE("not yet waited, a known reason (refused): the error is the answer") {
     d.start(at(0), rules, 1'000);
-    require_finish(d.failed(at(1), not_sent()), errc::not_connected, 0);
+    const detail::wait_driver::failure refused{std::make_error_code(std::errc::connection_refused), false, true};
+    require_finish(d.failed(at(1), refused), refused.ec, 0);
+  }
+  SUBCASE("not yet waited, never sent for want of a connection: sent again within the wait, once") {
+    d.start(at(0), rules, 1'000);
+    require_send(d.failed(at(1), not_sent()), rules.first);
+    require_finish(d.failed(at(999), not_sent()), errc::not_connected, 0);
+    d.start(at(0), rules, 1'000);
+    require_send(d.failed(at(1), not_sent()), rules.first);
+    require_finish(d.failed(at(1'000), not_sent()), errc::not_connected, 0);
+  }
+  SUBCASE("no deadline (lock()): never sent is sent again once, not for ever; a single attempt (try_lock()) hears it") {
+    d.start(at(0), rules, -1);
+    require_send(d.failed(at(3'000), not_sent()), rules.first);
+    require_finish(d.failed(at(6'000), not_sent()), errc::not_connected, 0);
+    detail::wait_driver single;
+    single.start(at(0), rules, 0);
+    require_finish(single.failed(at(1), not_sent()), errc::not_connected, 0);
   }
   SUBCASE("after a park: sent again") {
     d.start(at(0), rules, 1'000);
@@ -427,24 +444,24 @@ detail::wait_rules synced_rules(int retries) {
 
 }  // namespace
 
-TEST_CASE("wait driver: an unsynced acquire is undone, paused (jittered, growing) and tried again; then replicas_not_synced") {
+TEST_CASE("wait driver: an unsynced acquire is undone, paused (jittered, 1-2 delays) and tried again; then replicas_not_synced") {
   detail::wait_driver d;
   const auto rules = synced_rules(2);
   require_send(d.start(at(0), rules, 0), rules.first);  // a try_lock: retries go on regardless of its wait
-  require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+  require_send(d.replied(at(1), wait_outcome::acquired(1), true), rules.undo);
   wait_action pause = d.replied(at(2), wait_outcome::done(0));
   REQUIRE(pause.what == kind::sleep);
-  CHECK(pause.wait_ns >= 500 * ms);  // the first: half of the delay, plus up to as much again
-  CHECK(pause.wait_ns <= 1'000 * ms);
-  require_send(d.timer_fired(at(900), false), rules.first);
-  require_send(d.replied(at(901), wait_outcome::unsynced()), rules.undo);
-  pause = d.replied(at(902), wait_outcome::done(0));
-  REQUIRE(pause.what == kind::sleep);
-  CHECK(pause.wait_ns >= 1'000 * ms);  // then of twice the delay
+  CHECK(pause.wait_ns >= 1'000 * ms);  // the first (as Redisson's): the delay, plus up to as much again
   CHECK(pause.wait_ns <= 2'000 * ms);
-  require_send(d.timer_fired(at(3'000), false), rules.first);
-  require_send(d.replied(at(3'001), wait_outcome::unsynced()), rules.undo);  // retries spent: undone all the same
-  const wait_action end = d.replied(at(3'002), wait_outcome::done(0));
+  require_send(d.timer_fired(at(1'900), false), rules.first);
+  require_send(d.replied(at(1'901), wait_outcome::acquired(1), true), rules.undo);
+  pause = d.replied(at(1'902), wait_outcome::done(0));
+  REQUIRE(pause.what == kind::sleep);
+  CHECK(pause.wait_ns >= 1'000 * ms);  // and every later one
+  CHECK(pause.wait_ns <= 2'000 * ms);
+  require_send(d.timer_fired(at(3'900), false), rules.first);
+  require_send(d.replied(at(3'901), wait_outcome::acquired(1), true), rules.undo);  // retries spent: undone all the same
+  const wait_action end = d.replied(at(3'902), wait_outcome::done(0));
   require_finish(end, errc::replicas_not_synced, 0);
   CHECK_FALSE(end.acquired);
   CHECK_FALSE(end.unknown);
@@ -455,7 +472,7 @@ TEST_CASE("wait driver: a synced retry that acquires finishes acquired; one that
   SUBCASE("acquired on the second try") {
     detail::wait_driver d;
     require_send(d.start(at(0), rules, 0), rules.first);
-    require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+    require_send(d.replied(at(1), wait_outcome::acquired(1), true), rules.undo);
     REQUIRE(d.replied(at(2), wait_outcome::done(0)).what == kind::sleep);
     require_send(d.timer_fired(at(1'000), false), rules.first);
     const wait_action a = d.replied(at(1'001), wait_outcome::acquired(1));
@@ -465,7 +482,7 @@ TEST_CASE("wait driver: a synced retry that acquires finishes acquired; one that
   SUBCASE("taken by another meanwhile: a try_lock answers not acquired") {
     detail::wait_driver d;
     require_send(d.start(at(0), rules, 0), rules.first);
-    require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+    require_send(d.replied(at(1), wait_outcome::acquired(1), true), rules.undo);
     REQUIRE(d.replied(at(2), wait_outcome::done(0)).what == kind::sleep);
     require_send(d.timer_fired(at(1'000), false), rules.first);
     require_finish(d.replied(at(1'001), wait_outcome::busy(5'000)), {}, 0);
@@ -478,7 +495,7 @@ TEST_CASE("wait driver: cancel or shutdown around an unsynced acquire ends once 
     detail::wait_driver d;
     require_send(d.start(at(0), rules, 5'000), rules.first);
     CHECK(d.cancel() == detail::wait_driver::cancel_effect::none);
-    require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+    require_send(d.replied(at(1), wait_outcome::acquired(1), true), rules.undo);
     const wait_action end = d.replied(at(2), wait_outcome::done(0));
     REQUIRE(end.what == kind::finish);
     CHECK(end.aborted);
@@ -487,7 +504,7 @@ TEST_CASE("wait driver: cancel or shutdown around an unsynced acquire ends once 
   SUBCASE("cancelled during the pause: aborted at once") {
     detail::wait_driver d;
     require_send(d.start(at(0), rules, 5'000), rules.first);
-    require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+    require_send(d.replied(at(1), wait_outcome::acquired(1), true), rules.undo);
     REQUIRE(d.replied(at(2), wait_outcome::done(0)).what == kind::sleep);
     CHECK(d.cancel() == detail::wait_driver::cancel_effect::stop_timer);
     const wait_action end = d.timer_fired(at(3), true);
@@ -497,7 +514,7 @@ TEST_CASE("wait driver: cancel or shutdown around an unsynced acquire ends once 
   SUBCASE("shutdown: undone, then shutting_down") {
     detail::wait_driver d;
     require_send(d.start(at(0), rules, 5'000), rules.first);
-    require_send(d.replied(at(1, true), wait_outcome::unsynced()), rules.undo);
+    require_send(d.replied(at(1, true), wait_outcome::acquired(1), true), rules.undo);
     require_finish(d.replied(at(2, true), wait_outcome::done(0)), errc::shutting_down, 0);
   }
 }
@@ -506,7 +523,7 @@ TEST_CASE("wait driver: an undo whose reply is lost is sent again (twice at most
   const auto rules = synced_rules(4);
   detail::wait_driver d;
   require_send(d.start(at(0), rules, 5'000), rules.first);
-  require_send(d.replied(at(1), wait_outcome::unsynced()), rules.undo);
+  require_send(d.replied(at(1), wait_outcome::acquired(1), true), rules.undo);
   require_send(d.failed(at(2), lost_reply()), rules.undo);  // the same latch: safe to repeat
   require_send(d.failed(at(3), lost_reply()), rules.undo);
   const wait_action end = d.failed(at(4), lost_reply());
@@ -518,9 +535,106 @@ TEST_CASE("wait driver: an undo whose reply is lost is sent again (twice at most
     once.undo.idempotent = false;
     detail::wait_driver d2;
     require_send(d2.start(at(0), once, 5'000), once.first);
-    require_send(d2.replied(at(1), wait_outcome::unsynced()), once.undo);
+    require_send(d2.replied(at(1), wait_outcome::acquired(1), true), once.undo);
     const wait_action e2 = d2.failed(at(2), lost_reply());
     require_finish(e2, errc::outcome_unknown, 0);
     CHECK(e2.unknown);
   }
+}
+
+namespace {
+
+// A lock's acquire with replica sync: a found hold is written again by the confirm step (refresh).
+detail::wait_rules confirming_rules(int retries) {
+  detail::wait_rules r = synced_rules(retries);
+  r.confirms = true;
+  r.confirm = refresh_step;
+  return r;
+}
+
+const wait_step fetch_token_step{step_role::check, 7, false};
+
+}  // namespace
+
+TEST_CASE("wait driver: the attempt and the confirm step are followed by WAIT; the others are not") {
+  const auto rules = confirming_rules(4);
+  detail::wait_driver d;
+  const wait_action first = d.start(at(0), rules, 5'000, &prepare_step);
+  require_send(first, prepare_step);
+  CHECK_FALSE(first.sync);
+  const wait_action attempt = d.replied(at(1), wait_outcome::next(rules.first));
+  require_send(attempt, rules.first);
+  CHECK(attempt.sync);
+  const wait_action verify = d.failed(at(2), lost_reply());
+  require_send(verify, rules.verify);
+  CHECK_FALSE(verify.sync);
+  const wait_action confirm = d.replied(at(3), wait_outcome::next(refresh_step));
+  require_send(confirm, refresh_step);
+  CHECK(confirm.sync);
+  const wait_action undo = d.replied(at(4), wait_outcome::acquired(1), true);
+  require_send(undo, rules.undo);
+  CHECK_FALSE(undo.sync);  // a replica that gets the write gets the undo after it
+
+  SUBCASE("replica sync off: nothing is") {
+    auto off = rules;
+    off.syncs_replicas = false;
+    detail::wait_driver d2;
+    const wait_action a = d2.start(at(0), off, 5'000);
+    require_send(a, off.first);
+    CHECK_FALSE(a.sync);
+    require_send(d2.failed(at(1), lost_reply()), off.verify);
+    const wait_action c = d2.replied(at(2), wait_outcome::next(refresh_step));
+    require_send(c, refresh_step);
+    CHECK_FALSE(c.sync);
+    CHECK(d2.replied(at(3), wait_outcome::acquired(1)).acquired);
+  }
+}
+
+TEST_CASE("wait driver: a hold found by the check of a lost reply is judged by the WAIT after its confirm step") {
+  const auto rules = confirming_rules(4);
+  detail::wait_driver d;
+  require_send(d.start(at(0), rules, -1), rules.first);  // lock(): no deadline
+  require_send(d.failed(at(1), lost_reply()), rules.verify);
+  require_send(d.replied(at(2), wait_outcome::next(refresh_step)), refresh_step);
+
+  SUBCASE("no replica acknowledged it: undone, paused, tried again like a fresh unsynced hold") {
+    require_send(d.replied(at(3), wait_outcome::acquired(1), true), rules.undo);
+    const wait_action pause = d.replied(at(4), wait_outcome::done(0));
+    REQUIRE(pause.what == kind::sleep);
+    CHECK(pause.wait_ns >= 1'000 * ms);
+    require_send(d.timer_fired(at(2'000), false), rules.first);
+    const wait_action a = d.replied(at(2'001), wait_outcome::acquired(1));
+    require_finish(a, {}, 1);
+    CHECK(a.acquired);
+  }
+  SUBCASE("a fenced hold: undone before its token is read") {
+    require_send(d.replied(at(3), wait_outcome::next(fetch_token_step), true), rules.undo);
+  }
+  SUBCASE("acknowledged: kept, with what the check chain reads after it") {
+    require_send(d.replied(at(3), wait_outcome::next(fetch_token_step)), fetch_token_step);
+    const wait_action a = d.replied(at(4), wait_outcome::acquired(17));
+    require_finish(a, {}, 17);
+    CHECK(a.acquired);
+  }
+  SUBCASE("lapsed between the check and the confirm: a new attempt, WAIT or not") {
+    require_send(d.replied(at(3), wait_outcome::busy(0), true), rules.first);
+  }
+}
+
+TEST_CASE("wait driver: with no confirm step, a hold a check found is given back and tried again (a read is never synced)") {
+  const auto rules = synced_rules(4);  // a permit acquire: its verify (ZRANK) writes nothing
+  detail::wait_driver d;
+  require_send(d.start(at(0), rules, 5'000), rules.first);
+  require_send(d.failed(at(1), lost_reply()), rules.verify);
+  require_send(d.replied(at(2), wait_outcome::acquired(1)), rules.undo);
+  REQUIRE(d.replied(at(3), wait_outcome::done(0)).what == kind::sleep);
+  require_send(d.timer_fired(at(1'000), false), rules.first);
+  CHECK(d.replied(at(1'001), wait_outcome::acquired(1)).acquired);  // synced: the WAIT after it acknowledged
+}
+
+TEST_CASE("wait driver: an attempt that found it busy parks as usual whatever its WAIT said (it took nothing)") {
+  const auto rules = synced_rules(4);
+  detail::wait_driver d;
+  require_send(d.start(at(0), rules, 5'000), rules.first);
+  CHECK(d.replied(at(1), wait_outcome::busy(100), true).what == kind::park);
 }

@@ -5,9 +5,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "deadbolt/deadbolt.hpp"
+#include "support/log_lines.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
 
@@ -82,4 +86,49 @@ TEST_CASE("a unix socket URL, with a database number") {
   // configuration error.
   CHECK_FALSE(locks_and_unlocks(std::string("unix://:") + encoded + "@" + dir + "/redis.sock?db=99", ec));
   CHECK(ec == errc::invalid_config);
+}
+
+// The log lines a client wrote (config::log), for the server's own words.
+using deadbolt::test::log_lines;
+
+TEST_CASE("an ACL refusal inside the unlock script is permission_denied, and the server's words are logged") {
+  // The Redisson unlock names the lock's channel in KEYS and publishes on it. Two users the acquire
+  // works for and the release does not: one whose key patterns leave out the channel's name (the
+  // server refuses the EVALSHA itself: "NOPERM ... keys used as arguments"), and one without channel
+  // grants (Redis 7's default for a new user: the PUBLISH inside the script is refused, and the server
+  // wraps that in "ERR The user executing the script can't publish ...", or on 7.2 "ERR ACL failure in
+  // script: ...").
+  deadbolt::test::redis_server redis;
+  REQUIRE(admin(redis, "ACL SETUSER nochannelkey on '>pw1' '~perm-*' '&*' +@all") == "OK");
+  REQUIRE(admin(redis, "ACL SETUSER nopublish on '>pw2' '~*' resetchannels +@all") == "OK");
+  const struct {
+    const char* user;
+    const char* server_words;
+  } cases[] = {
+      {"nochannelkey:pw1", "NOPERM"},
+      {"nopublish:pw2", "channel"},  // Redis: "can't publish to the channel"; Valkey 8: "access a channel"
+  };
+  for (const auto& c : cases) {
+    const std::string user = c.user;
+    CAPTURE(user);
+    log_lines log;
+    deadbolt::test::io_thread io;
+    deadbolt::config cfg;
+    cfg.url = std::string("redis://") + c.user + "@127.0.0.1:" + std::to_string(redis.port());
+    cfg.command_timeout = 2s;
+    cfg.log = log.hook();
+    static std::atomic<int> n{0};
+    const std::string name = "perm-" + std::to_string(n++);
+    {
+      deadbolt::client client(io.executor(), cfg);
+      auto lock = client.lock(name);
+      auto got = call<bool>([&](auto cb) { lock.async_try_lock(1, 10s, 0ms, cb); });
+      REQUIRE_FALSE(got.ec);
+      REQUIRE(got.value);
+      const std::error_code ec = call([&](auto cb) { lock.async_unlock(1, cb); }).ec;
+      CHECK_MESSAGE(ec == errc::permission_denied, ec.message());
+      CHECK(log.any_contains(c.server_words));
+    }
+    admin(redis, "del " + name);
+  }
 }

@@ -3,13 +3,20 @@
 // held stays behind for a lease.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "deadbolt/deadbolt.hpp"
 #include "support/lock_test.hpp"
+#include "support/log_lines.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
 
@@ -22,7 +29,133 @@ using deadbolt::test::unique_name;
 
 namespace {
 
+// An io_context run on its own thread by a loop that runs it again after an exception escapes run(),
+// as an Asio program that survives a throwing handler does; it counts them.
+struct surviving_io_thread {
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
+  std::atomic<int> escaped{0};
+  std::thread thread{[this] {
+    for (;;) {
+#if defined(__cpp_exceptions)
+      try {
+        io.run();
+        return;
+      } catch (...) {
+        ++escaped;
+      }
+#else
+      io.run();
+      return;
+#endif
+    }
+  }};
+
+  ~surviving_io_thread() {
+    work.reset();
+    thread.join();
+  }
+};
+
+// The log lines a client wrote (config::log).
+using deadbolt::test::log_lines;
+
 }  // namespace
+
+TEST_CASE("a lease-lost handler may shut its client down, then go on using what it captured") {
+  // A service that loses leadership shuts its client down from the handler. shutdown() drops the
+  // handler; it must not be destroyed while it runs (ASan: heap-use-after-free on `state`).
+  deadbolt::test::redis_server redis;
+  auto cfg = config_for(redis);
+  cfg.watchdog_timeout = 300ms;
+  const std::string name = unique_name("lost-shutdown");
+  auto saw = std::make_shared<std::promise<std::string>>();
+  deadbolt::test::io_thread io;
+  {
+    deadbolt::client client(io.executor(), cfg);
+    auto lock = client.lock(name);
+    const std::string state = "the handler's own state, long enough to live on the heap";
+    client.on_lease_lost([&client, saw, state](std::string_view lost, deadbolt::owner_id) {
+      client.shutdown();
+      saw->set_value(state + ": " + std::string(lost));  // after shutdown(): its captures are still there
+    });
+    REQUIRE_FALSE(call([&](auto cb) { lock.async_lock(1, cb); }).ec);
+    REQUIRE(redis.cli("del " + name) == "1");  // the next renewal finds it gone
+    auto f = saw->get_future();
+    REQUIRE(f.wait_for(5s) == std::future_status::ready);
+    CHECK(f.get() == state + ": " + name);
+    CHECK(call([&](auto cb) { lock.async_lock(2, cb); }).ec == errc::shutting_down);
+  }
+  io.drain();
+}
+
+TEST_CASE("a lease-lost handler may destroy its client, and the last handle with it") {
+  deadbolt::test::redis_server redis;
+  auto cfg = config_for(redis);
+  cfg.watchdog_timeout = 300ms;
+  const std::string name = unique_name("lost-destroy");
+  auto saw = std::make_shared<std::promise<std::string>>();
+  deadbolt::test::io_thread io;
+  auto client = std::make_unique<deadbolt::client>(io.executor(), cfg);
+  auto lock = std::make_unique<deadbolt::reentrant_lock>(client->lock(name));
+  REQUIRE_FALSE(call([&](auto cb) { lock->async_lock(1, cb); }).ec);
+  const std::string state = "the handler's own state, long enough to live on the heap";
+  client->on_lease_lost([&client, &lock, saw, state](std::string_view, deadbolt::owner_id) {
+    lock.reset();
+    client.reset();  // the client and every handle of it go, from inside the handler
+    saw->set_value(state);
+  });
+  io.drain();  // the handler is set
+  REQUIRE(redis.cli("del " + name) == "1");
+  auto f = saw->get_future();
+  REQUIRE(f.wait_for(5s) == std::future_status::ready);
+  CHECK(f.get() == state);
+  io.drain();
+}
+
+#if defined(__cpp_exceptions)
+TEST_CASE("a throwing lease-lost handler or metrics hook is contained: logged, and the watchdog renews on") {
+  struct throwing_metrics final : deadbolt::metrics_hook {
+    std::atomic<int> renewals{0};
+    void on_renewal(std::size_t) override {
+      ++renewals;
+      throw std::runtime_error("the metrics hook failed");
+    }
+  };
+  deadbolt::test::redis_server redis;
+  auto metrics = std::make_shared<throwing_metrics>();
+  log_lines log;
+  auto cfg = config_for(redis);
+  cfg.watchdog_timeout = 300ms;  // renewed every 100 ms
+  cfg.metrics = metrics;
+  cfg.log = log.hook();
+  const std::string kept = unique_name("throwing-kept"), lost = unique_name("throwing-lost");
+  std::atomic<int> handler_calls{0};
+  {
+    surviving_io_thread io;
+    deadbolt::client client(io.io.get_executor(), cfg);
+    client.on_lease_lost([&](std::string_view, deadbolt::owner_id) {
+      ++handler_calls;
+      throw std::runtime_error("the lease-lost handler failed");
+    });
+    auto keep = client.lock(kept);
+    auto lose = client.lock(lost);
+    REQUIRE_FALSE(call([&](auto cb) { keep.async_lock(1, cb); }).ec);
+    REQUIRE_FALSE(call([&](auto cb) { lose.async_lock(1, cb); }).ec);
+    REQUIRE(redis.cli("del " + lost) == "1");
+    REQUIRE(eventually([&] { return handler_calls == 1; }, 3000ms));
+    std::this_thread::sleep_for(900ms);  // three leases: renewals throwing all along
+    CHECK(io.escaped == 0);
+    CHECK(metrics->renewals > 6);
+    CHECK(std::stoll(redis.cli("pttl " + kept)) > 0);
+    CHECK_FALSE(call<bool>([&](auto cb) { keep.async_lease_lost(1, cb); }).value);
+    CHECK(log.any_contains("the lease-lost handler failed"));
+    CHECK(log.any_contains("the metrics hook failed"));
+    CHECK_FALSE(call([&](auto cb) { keep.async_unlock(1, cb); }).ec);
+    client.shutdown();
+  }
+}
+#endif
 
 TEST_CASE("a fair waiter whose client shuts down leaves the queue") {
   deadbolt::test::redis_server redis;

@@ -14,6 +14,7 @@
 #include "support/lock_test.hpp"
 #include "support/redis_sentinel.hpp"
 #include "support/sync.hpp"
+#include "support/tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
@@ -225,4 +226,101 @@ TEST_CASE("replica sync: a semaphore acquire no replica acknowledged gives its p
   CHECK(sem.try_acquire(2, 0ms, ec));
   CHECK_FALSE(ec);
   CHECK(master.cli("get " + name) == "1");
+}
+
+// Issue 25, defect 2: with the replica stopped, WAIT answers 0 after its timeout, and a WAIT blocks the
+// whole connection. Eight acquires on one connection used to queue eight WAITs; the last ones ran past
+// their deadline, the connection was dropped as stuck, and the acquires whose replies were lost were
+// verified by a bare read and reported acquired although no replica had them. Now the acquires share
+// one WAIT at a time, and a hold found by verification is judged by a synced write like a fresh one.
+TEST_CASE("replica sync: eight concurrent acquires with the replica stopped all fail cleanly, none is reported acquired") {
+  const replicated_pair pair;
+  const redis_server& master = pair.master;
+  const redis_server& replica = pair.replica;
+  deadbolt::config cfg = synced_config(master);
+  // A deadline that allows for a few WAITs but not eight in a row: the 5th queued WAIT used to end past
+  // it (5 × 200 ms > 600 + 200 ms).
+  cfg.command_timeout = 600ms;
+  deadbolt::blocking_client bc(cfg);
+  REQUIRE_FALSE(bc.connect());
+  constexpr int threads = 8;
+  std::vector<std::string> names;
+  for (int i = 0; i < threads; ++i) names.push_back(unique_name("concurrent-unsynced"));
+  std::vector<std::error_code> outcomes(threads);
+  std::vector<std::chrono::steady_clock::duration> took(threads);
+  {
+    stopped_replica stopped(replica);
+    std::vector<std::thread> lockers;
+    for (int i = 0; i < threads; ++i) {
+      lockers.emplace_back([&, i] {
+        auto lock = bc.lock(names[static_cast<std::size_t>(i)]);
+        const auto start = std::chrono::steady_clock::now();
+        lock.lock(outcomes[static_cast<std::size_t>(i)]);
+        took[static_cast<std::size_t>(i)] = std::chrono::steady_clock::now() - start;
+      });
+    }
+    for (auto& t : lockers) t.join();
+    for (int i = 0; i < threads; ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      INFO("lock ", i, ": ", outcomes[at].message());
+      CHECK(outcomes[at] == errc::replicas_not_synced);  // never success: no replica acknowledged anything
+      CHECK(master.cli("exists " + names[at]) == "0");   // every try was undone
+      // docs/replication.md: each try waits at most two WAITs (its own and the one ahead of it), so the
+      // three tries and two pauses end well within a second and a half; 10 s is slack for a loaded machine.
+      CHECK(took[at] < 10s);
+    }
+  }
+}
+
+// Issue 25, defect 2 (the check): an acquire whose reply was lost is verified by reading the owner's
+// count, which WAIT cannot confirm (it counts only the connection's own writes, and the attempt's
+// connection is gone). The found hold is written again (refresh) with a WAIT after it, and judged as a
+// fresh one: kept when a replica has it, else undone and tried again.
+TEST_CASE("replica sync: a hold found by the check of a lost reply counts only once a replica acknowledged it") {
+  const replicated_pair pair;
+  const redis_server& master = pair.master;
+  const redis_server& replica = pair.replica;
+  deadbolt::test::tcp_proxy proxy(master.port());
+  deadbolt::config cfg = synced_config(master);
+  cfg.url = proxy.url();
+  deadbolt::blocking_client bc(cfg);
+  std::error_code ec;
+  {
+    auto warm = bc.lock(unique_name("warm"));  // the scripts are cached on the server from here on
+    REQUIRE(warm.try_lock(ec));
+    warm.unlock(ec);
+    REQUIRE_FALSE(ec);
+  }
+  const std::string name = unique_name("verified");
+  auto lock = bc.lock(name);
+  proxy.cut_after(name);  // the acquire runs; its reply is lost with the connection
+
+  SUBCASE("the replica stopped: undone and tried again, then replicas_not_synced") {
+    {
+      stopped_replica stopped(replica);
+      CHECK_FALSE(lock.try_lock(ec));
+      CHECK(ec == errc::replicas_not_synced);
+      CHECK(proxy.cuts() == 1);
+      CHECK(master.cli("exists " + name) == "0");  // the found hold was undone, and every retry
+    }
+    synced(master, replica);
+  }
+  SUBCASE("the replica up: the found hold is confirmed and kept") {
+    CHECK(lock.try_lock(ec));
+    CHECK_FALSE(ec);
+    CHECK(proxy.cuts() == 1);
+    CHECK(master.cli("hlen " + name) == "1");
+    CHECK(replica.cli("hlen " + name) == "1");  // WAIT after the refresh returned: the replica has it
+    lock.unlock(ec);
+    CHECK_FALSE(ec);
+  }
+}
+
+TEST_CASE("a replica reached by redis:// says it is a replica (READONLY), not a generic server error") {
+  const replicated_pair pair;
+  deadbolt::blocking_client bc(synced_config(pair.replica));
+  std::error_code ec;
+  CHECK_FALSE(bc.lock(unique_name("on-replica")).try_lock(ec));
+  CHECK_MESSAGE(ec == errc::not_master, ec.message());
+  CHECK(ec.message().find("replica") != std::string::npos);
 }

@@ -19,6 +19,7 @@
 #include "support/lock_test.hpp"
 #include "support/redis_sentinel.hpp"
 #include "support/sync.hpp"
+#include "support/tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
@@ -60,6 +61,19 @@ std::future<std::pair<bool, std::error_code>> wait_then_unlock(deadbolt::blockin
     return std::make_pair(got, ec);
   });
 }
+
+/// A sentinel URL naming `ports` in that order.
+std::string url_of(const std::vector<std::uint16_t>& ports, const std::string& master_name) {
+  std::string out = "redis+sentinel://";
+  for (std::size_t i = 0; i < ports.size(); ++i) out += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(ports[i]);
+  return out + "/" + master_name;
+}
+
+/// SIGCONT on the way out, however the test ends: the fixture must be able to stop the server.
+struct resume_on_exit {
+  const deadbolt::test::redis_server& paused;
+  ~resume_on_exit() { paused.resume(); }
+};
 
 /// One client is subscribed on `master` to the channel of lock `name` (a waiter has parked), within 5 s.
 bool waiter_parked(const deadbolt::test::redis_server& master, const std::string& name) {
@@ -116,6 +130,38 @@ TEST_CASE("an unreachable sentinel is skipped; when none can be reached, or none
     CHECK_FALSE(lock.try_lock_for(0ms, 30s, ec));
     CHECK_MESSAGE(ec == errc::unknown_master, ec.message());
   }
+}
+
+TEST_CASE("a first sentinel that accepts and never answers: lock() gets the master from the others, and later connections do not ask it first") {
+  redis_sentinel_group group;
+  const auto sentinels = group.sentinels();
+  deadbolt::test::tcp_proxy silent(sentinels[0].port());
+  silent.freeze();  // accepts connections, forwards nothing: a hung sentinel
+  std::vector<std::uint16_t> ports{silent.port()};
+  for (std::size_t i = 1; i < sentinels.size(); ++i) ports.push_back(sentinels[i].port());
+  deadbolt::blocking_client bc(sentinel_config(url_of(ports, group.master_name())));
+  const std::string name = unique_name("sent-silent-first");
+  auto lock = bc.lock(name);
+  std::error_code ec;
+  lock.lock(ec);  // no deadline: the silent sentinel must not cost the request its own
+  REQUIRE_MESSAGE(!ec, ec.message());
+  const auto master = group.master();
+  CHECK(master.cli("exists " + name) == "1");
+
+  // A wait opens the subscriber connection, which asks the sentinels too: the one that answered first.
+  deadbolt::blocking_client holder(sentinel_config(group.url()));
+  const std::string busy = unique_name("sent-silent-busy");
+  auto held = holder.lock(busy);
+  held.lock();
+  auto waiting = bc.lock(busy);
+  CHECK_FALSE(waiting.try_lock_for(300ms, 30s, ec));
+  CHECK_FALSE(ec);
+  // The command connection's question and the +switch-master watch's first connection (the watch
+  // takes the URL's order) reached it; nothing after them.
+  CHECK(silent.accepted() <= 2);
+  held.unlock();
+  lock.unlock(ec);
+  CHECK_FALSE(ec);
 }
 
 TEST_CASE("bad sentinel URLs are clear errors") {
@@ -219,6 +265,82 @@ TEST_CASE("a failover moves the connections at once (+switch-master): new locks 
   CHECK(new_master.cli("exists " + name) == "0");
 
   // The group as the other cases expect it: one master, the rest replicas.
+  CHECK(demoted(old_master));
+}
+
+TEST_CASE("the watched sentinel goes silent (SIGSTOP) and a failover is made through another: the client follows it and never acquires on the old master") {
+  redis_sentinel_group group;
+  REQUIRE(group.wait_for_healthy_replicas(2, 30s));
+  const auto sentinels = group.sentinels();
+  REQUIRE(sentinels.size() >= 3);
+  const auto& silent = sentinels[0];  // B's URL names it first: B's +switch-master watch is on it
+  const auto& other = sentinels[1];
+  deadbolt::config cfg_b = sentinel_config(group.url());
+  cfg_b.client_name = "deadbolt-b";
+  deadbolt::blocking_client b(cfg_b);
+  std::error_code ec;
+  {
+    auto warm = b.lock(unique_name("sent-silent-warm"));
+    REQUIRE(warm.try_lock_for(2s, 30s, ec));
+    warm.unlock(ec);
+  }
+  REQUIRE(deadbolt::test::eventually(
+      [&] {
+        const std::string clients = group.sentinel_cli(silent, "client list");
+        for (std::size_t at = clients.find("name=deadbolt-b "); at != std::string::npos;
+             at = clients.find("name=deadbolt-b ", at + 1)) {
+          const std::size_t end = clients.find('\n', at);
+          if (clients.substr(at, end - at).find(" sub=1 ") != std::string::npos) return true;
+        }
+        return false;
+      },
+      5000ms));
+  const auto old_master = group.master();
+
+  silent.pause();
+  resume_on_exit resume{silent};
+  const auto paused_at = std::chrono::steady_clock::now();
+  REQUIRE(group.sentinel_cli(other, "sentinel failover " + group.master_name()) == "OK");
+  int new_port = 0;
+  REQUIRE(deadbolt::test::eventually(
+      [&] {
+        new_port = group.named_master_port(other);
+        return new_port != 0 && new_port != old_master.port();
+      },
+      40000ms, 50ms));
+  deadbolt::test::redis_server new_master = old_master;
+  for (const auto& node : group.data_nodes()) {
+    if (node.port() == new_port) new_master = node;
+  }
+  REQUIRE(new_master.port() == new_port);
+
+  // A, whose sentinels answer, locks x on the new master.
+  const std::string x = unique_name("sent-silent-x"), y = unique_name("sent-silent-y");
+  deadbolt::blocking_client a(sentinel_config(url_of({other.port(), sentinels[2].port(), silent.port()},
+                                                     group.master_name())));
+  auto ax = a.lock(x);
+  REQUIRE(ax.try_lock_for(5s, 30s, ec));
+  REQUIRE(new_master.cli("exists " + x) == "1");
+  const bool old_still_master = old_master.cli("role").rfind("master", 0) == 0;
+
+  // docs/sentinel.md's window: for ping_interval + ping_timeout after B last heard its sentinel, B
+  // may still acquire on the master it knows. Past it, B must not.
+  std::this_thread::sleep_until(paused_at + cfg_b.ping_interval + cfg_b.ping_timeout);
+  auto bx = b.lock(x);
+  CHECK_FALSE(bx.try_lock(ec));
+  CHECK_MESSAGE(!ec, ec.message());
+  CHECK(old_master.cli("exists " + x) == "0");
+  MESSAGE("the old master was still a master when A locked: " << old_still_master);
+  // B has followed the switch: a fresh lock lands on the new master.
+  auto by = b.lock(y);
+  REQUIRE(by.try_lock_for(5s, 30s, ec));
+  CHECK(new_master.cli("exists " + y) == "1");
+  CHECK(old_master.cli("exists " + y) == "0");
+  by.unlock(ec);
+  ax.unlock(ec);
+
+  // The group as the other cases expect it: every sentinel up, one master, the rest replicas.
+  silent.resume();
   CHECK(demoted(old_master));
 }
 

@@ -50,6 +50,7 @@ class tcp_proxy {
   tcp_proxy(const tcp_proxy&) = delete;
   tcp_proxy& operator=(const tcp_proxy&) = delete;
 
+  std::uint16_t port() const { return port_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
   void freeze() { frozen_ = true; }
   /// The next client-to-server chunk containing `marker` is forwarded, then that link is closed at
@@ -58,6 +59,12 @@ class tcp_proxy {
   void cut_after(const std::string& marker) {
     std::lock_guard<std::mutex> g(mutex_);
     cut_markers_.push_back(marker);
+  }
+  /// A link whose client sends a chunk containing `marker` goes silent from then on: that chunk and
+  /// everything after it, both ways, is read and thrown away (a server that never answers a command).
+  void silence_after(const std::string& marker) {
+    std::lock_guard<std::mutex> g(mutex_);
+    silence_marker_ = marker;
   }
   /// While muted, the server's replies are read and thrown away: requests run, no answer arrives.
   void mute(bool on) { muted_ = on; }
@@ -68,6 +75,8 @@ class tcp_proxy {
   }
   /// How many links were cut so far.
   int cuts() const { return cuts_; }
+  /// How many client connections it has accepted so far (frozen or not).
+  int accepted() const { return accepted_; }
 
  private:
   static sockaddr_in loopback(std::uint16_t port) {
@@ -83,6 +92,7 @@ class tcp_proxy {
     while (!stop_) {
       if (drop_.exchange(false)) {
         for (const auto& l : links_) {
+          forget_silent(l.first);
           ::close(l.first);
           ::close(l.second);
         }
@@ -104,6 +114,7 @@ class tcp_proxy {
         const bool upstream = from == links_[link].first;
         const int to = upstream ? links_[link].second : links_[link].first;
         if (!forward(from, to, upstream)) {  // closed: close the other side too, and forget the link
+          forget_silent(links_[link].first);  // its number may be reused
           ::close(links_[link].first);
           ::close(links_[link].second);
           links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(link));
@@ -115,6 +126,7 @@ class tcp_proxy {
   void accept_one() {
     const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) return;
+    ++accepted_;
     const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const sockaddr_in addr = loopback(target_);
     if (server < 0 || ::connect(server, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
@@ -129,6 +141,7 @@ class tcp_proxy {
     const ssize_t n = ::read(from, buf, sizeof buf);
     if (n <= 0) return false;
     if (!upstream && muted_) return true;
+    if (silenced(from, to, std::string_view(buf, static_cast<std::size_t>(n)), upstream)) return true;
     for (ssize_t done = 0; done < n;) {
       const ssize_t w = ::send(to, buf + done, static_cast<std::size_t>(n - done), MSG_NOSIGNAL);
       if (w <= 0) return false;
@@ -147,6 +160,27 @@ class tcp_proxy {
     return true;
   }
 
+  bool silenced(int from, int to, std::string_view chunk, bool upstream) {
+    std::lock_guard<std::mutex> g(mutex_);
+    const int client = upstream ? from : to;
+    for (int c : silent_clients_) {
+      if (c == client) return true;
+    }
+    if (!upstream || silence_marker_.empty() || chunk.find(silence_marker_) == std::string_view::npos) return false;
+    silent_clients_.push_back(client);
+    return true;
+  }
+
+  void forget_silent(int client) {
+    std::lock_guard<std::mutex> g(mutex_);
+    for (auto i = silent_clients_.begin(); i != silent_clients_.end(); ++i) {
+      if (*i == client) {
+        silent_clients_.erase(i);
+        return;
+      }
+    }
+  }
+
   std::uint16_t target_;
   std::uint16_t port_ = 0;
   int listener_ = -1;
@@ -154,9 +188,12 @@ class tcp_proxy {
   std::atomic<bool> frozen_{false};
   std::mutex mutex_;
   std::vector<std::string> cut_markers_;
+  std::string silence_marker_;
+  std::vector<int> silent_clients_;  // client-side sockets of silenced links
   std::atomic<bool> muted_{false};
   std::atomic<bool> drop_{false};
   std::atomic<int> cuts_{0};
+  std::atomic<int> accepted_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

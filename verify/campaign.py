@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Runs verification scenarios (topology x nemesis x workload), checks each history, writes the results.
+
+Called by verify/run (which builds deadbolt and enters a private network namespace first):
+
+    campaign.py --deadbolt PATH --out DIR [--seconds N] [--clients N] smoke|full|SCENARIO...
+
+A scenario is TOPOLOGY:NEMESIS[:WORKLOAD] (`verify/run --list` prints them; the workload is `mutex`
+unless named: `mutex-unfenced` is the same with a store that ignores the tokens). Each gets DIR/<scenario>/ with its
+history (history.jsonl), the checker's result (result.json), the servers' files and the clients'
+logs; DIR/summary.json and DIR/summary.md gather the figures. The exit status is 1 when a scenario's
+verdict differs from what is expected of it (a topology known to be unsafe under a fault is expected to
+show violations; every other scenario to show none), 2 for bad arguments.
+"""
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "lib"), os.path.join(HERE, "workload")]
+
+import checker  # noqa: E402
+from fenced_register import KEYS, REGISTER  # noqa: E402
+from history import History  # noqa: E402
+from mutex import MutexClient  # noqa: E402
+from nemesis import NEMESES  # noqa: E402
+from resp import Redis  # noqa: E402
+from topology import TOPOLOGIES  # noqa: E402
+
+# Where Redis locks cannot be safe, and the checker must say so: without persistence a restarted
+# server forgets every lock and restarts the fencing counter, so tokens go backwards; and a paused
+# holder whose resource does not check tokens overwrites its successor's work.
+EXPECTED_UNSAFE = {"standalone:kill-server", "standalone:pause-client:mutex-unfenced"}
+
+SMOKE = ["standalone:pause-server", "standalone:pause-client"]
+ALL = [f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES]] + ["standalone:pause-client:mutex-unfenced"]
+WORKLOADS = {"mutex": True, "mutex-unfenced": False}  # whether the store is given the fencing token
+
+LEASE_MS = 1500   # fixed lease: the checker knows when a hold may end
+WAIT_MS = 6000    # each waiter's deadline
+HEAL_SECONDS = 2  # between two faults
+
+
+def valid_scenario(scenario):
+    parts = scenario.split(":")
+    return (len(parts) in (2, 3) and parts[0] in TOPOLOGIES and parts[1] in ("none", *NEMESES)
+            and (len(parts) == 2 or parts[2] in WORKLOADS))
+
+
+def run_scenario(scenario, deadbolt, out, seconds, clients):
+    topology_name, nemesis_name, workload = (scenario.split(":") + ["mutex"])[:3]
+    directory = os.path.join(out, scenario.replace(":", "_"))
+    os.makedirs(directory, exist_ok=True)
+    topology = TOPOLOGIES[topology_name](directory)
+    topology.start()
+    path = os.path.join(directory, "history.jsonl")
+    history = History(path)
+    history.event("runner", "info", "scenario", scenario=scenario, lease_ms=LEASE_MS, wait_ms=WAIT_MS,
+                  lock_port=topology.lock.port, store_port=topology.store.port)
+    workers = [MutexClient(f"c{i + 1}", deadbolt, history, topology.lock.port, topology.store.port, directory,
+                           lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload]) for i in range(clients)]
+    nemesis = NEMESES[nemesis_name](topology=topology, clients=workers, lease_ms=LEASE_MS) if nemesis_name != "none" else None
+    stopping = threading.Event()
+
+    def schedule():
+        while not stopping.wait(HEAL_SECONDS):
+            nemesis.fault(history, stopping)
+
+    scheduler = threading.Thread(target=schedule, daemon=True) if nemesis else None
+    started = time.monotonic()
+    try:
+        for w in workers:
+            w.start()
+        if scheduler:
+            scheduler.start()
+        time.sleep(seconds)
+    finally:
+        stopping.set()
+        if scheduler:
+            scheduler.join()
+            nemesis.heal()
+        for w in workers:
+            w.stop()
+        for w in workers:
+            w.join()
+        stats = final_read(history, topology.store.port)
+        history.close()
+        topology.stop()
+    result = checker.check(checker.load(path))
+    result["scenario"] = scenario
+    result["seconds"] = round(time.monotonic() - started, 1)
+    result["store"] = stats
+    result["expected"] = "violations" if scenario in EXPECTED_UNSAFE else "valid"
+    result["as_expected"] = result["valid"] == (scenario not in EXPECTED_UNSAFE)
+    with open(os.path.join(directory, "result.json"), "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=1)
+    return result
+
+
+def final_read(history, store_port):
+    """The register after every client stopped, and the store's own count of accepted and refused
+    fenced operations (a cross-check of the history's)."""
+    with Redis(store_port) as r:
+        value = int(r.call("GET", REGISTER) or 0)
+        stats = r.call("HGETALL", KEYS[2]) or []
+    history.event("runner", "ok", "final-read", value=value)
+    return dict(zip(stats[::2], map(int, stats[1::2])))
+
+
+def by_check(r):
+    """"fencing 12, lost update 1": the violations counted per check."""
+    counts = {}
+    for v in r["violations"]:
+        counts[v["check"]] = counts.get(v["check"], 0) + 1
+    return ", ".join(f"{check} {n}" for check, n in sorted(counts.items()))
+
+
+def summary_line(r):
+    f = r["figures"]
+    verdict = "ok" if r["as_expected"] else "UNEXPECTED"
+    checks = f" ({by_check(r)})" if r["violations"] else ""
+    return (f"{r['scenario']:<36} {verdict:<10} violations={f['violations']}{checks} holds={f['holds']} "
+            f"writes={f['writes_acknowledged']} stale_refused={f['stale_refused']} "
+            f"unsafe_windows={f['unsafe_windows']} (max {f['unsafe_ms_max']:.0f} ms) "
+            f"acquire p50/p99={fmt(f['acquire_ms_p50'])}/{fmt(f['acquire_ms_p99'])} ms")
+
+
+def fmt(ms):
+    return "-" if ms is None else f"{ms:.0f}"
+
+
+def summary_markdown(results, meta):
+    lines = [f"deadbolt: `{meta['deadbolt']}` ({meta['source']}); {meta['clients']} clients, "
+             f"{meta['seconds']:g} s per scenario, lease {LEASE_MS} ms, wait {WAIT_MS} ms", "",
+             "| scenario | verdict | violations | faults | acquires | holds | gave up | writes acked | unknown "
+             "| stale refused | unsafe windows (max ms) | acquire p50 / p99 ms | recovery max ms |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        f = r["figures"]
+        verdict = ("valid" if r["valid"] else "violations") + ("" if r["as_expected"] else " (UNEXPECTED)")
+        checks = f" ({by_check(r)})" if r["violations"] else ""
+        lines.append(f"| {r['scenario']} | {verdict} | {f['violations']}{checks} | {f['faults']} | {f['acquires']} "
+                     f"| {f['holds']} | {f['gave_up']} | {f['writes_acknowledged']} | {f['writes_unknown']} "
+                     f"| {f['stale_refused']} | {f['unsafe_windows']} ({f['unsafe_ms_max']:.0f}) "
+                     f"| {fmt(f['acquire_ms_p50'])} / {fmt(f['acquire_ms_p99'])} | {fmt(f['recovery_ms_max'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deadbolt", required=True, help="the deadbolt CLI to test")
+    parser.add_argument("--source", default="?", help="where that build comes from (for the report)")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seconds", type=float, help="length of each scenario (smoke 25, otherwise 60)")
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--list", action="store_true", help="list the scenarios")
+    parser.add_argument("scenarios", nargs="*")
+    args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(s + ("  (expected to show violations)" if s in EXPECTED_UNSAFE else "") for s in ALL))
+        print(f"(any TOPOLOGY:NEMESIS[:WORKLOAD]: topologies {', '.join(TOPOLOGIES)}; nemeses none, "
+              f"{', '.join(NEMESES)}; workloads {', '.join(WORKLOADS)})")
+        return 0
+    if not args.scenarios:
+        parser.error("name smoke, full or scenarios (--list)")
+    scenarios = []
+    for s in args.scenarios:
+        scenarios += SMOKE if s == "smoke" else ALL if s == "full" else [s]
+    unknown = [s for s in scenarios if not valid_scenario(s)]
+    if unknown:
+        parser.error(f"unknown scenario {', '.join(unknown)} (--list prints them)")
+    seconds = args.seconds or (25 if args.scenarios == ["smoke"] else 60)
+    # SIGTERM and SIGHUP (a CI timeout, a closed terminal) unwind like Ctrl-C: every scenario's
+    # `finally` stops the servers and clients it started.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
+    began = time.monotonic()
+    os.makedirs(args.out, exist_ok=True)
+    meta = {"deadbolt": args.deadbolt, "source": args.source, "clients": args.clients, "seconds": seconds}
+    results = []
+    for scenario in scenarios:
+        result = run_scenario(scenario, args.deadbolt, args.out, seconds, args.clients)
+        results.append(result)
+        print(summary_line(result), flush=True)
+        for v in result["violations"][:5]:
+            print(f"    VIOLATION [{v['check']}] {v['message']}", flush=True)
+    with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump({"meta": meta, "results": [{k: r[k] for k in ("scenario", "valid", "as_expected", "figures",
+                                                                "store", "seconds")} for r in results]}, f, indent=1)
+    with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
+        f.write(summary_markdown(results, meta))
+    print(f"verify: {time.monotonic() - began:.0f} s; summary in {os.path.join(args.out, 'summary.md')}")
+    return 0 if all(r["as_expected"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""The checker: reads one recorded history and reports every violation it can prove.
+
+A history is JSON lines, one event each (docs/verification.md, "The history"):
+
+    {"time": ns, "process": "c1", "hold": "c1.7", "type": "invoke"|"ok"|"fail"|"info", "f": ...}
+
+`time` is CLOCK_MONOTONIC in nanoseconds: every process runs on one machine, so one clock orders all
+events exactly. `hold` ties together the events of one acquisition (acquire, the fenced reads and
+writes made under it, its lease deadline, a lease-lost signal, its release). Other fields by `f`:
+
+    acquire  invoke: "deadline" (when the waiter must have finished), "lease_deadline"; ok: "token"
+    lease    ok: "lease_deadline" (a lower bound of when the server may expire the hold)
+    read     invoke/ok/fail: "token"; ok: "value"; fail: "error" ("stale" = refused by fencing)
+    write    invoke/ok/fail/info: "token", "value"; info = outcome unknown
+    lease-lost  info: the holder was told its lease was lost
+    release  invoke: the holder stopped using the resource
+    reset    info (process "nemesis"): every lock's state was lost at this instant (a restart
+             without persistence); holds taken before it are lost from then on
+    final-read  ok (process "runner"): "value", the register after the run
+
+Checks (each a function below; each returns the violations it proves):
+  mutual exclusion  no two holds overlap, unless the earlier one's lease may have been lost before the
+                    later one was granted; then the overlap is an *unsafe window* (how long the old
+                    holder worked after its deadline), reported, and its holder must have been told
+  fencing           tokens unique and increasing in real-time order; the store never accepted a token
+                    older than one it had already accepted, and never refused one that was not
+  lost update       the register equals the count of acknowledged increments (unknown outcomes
+                    widen the range), and no two acknowledged writes wrote the same value
+  liveness          every waiter finished (acquired or gave up) by its deadline, within a tolerance
+
+Only what the history proves is a violation: a bound that is not known exactly is taken in the
+direction that excuses (a lease deadline is a lower bound of the server's expiry; a grant happened
+at the latest when the holder learned of it).
+
+Usage: checker.py HISTORY [--json OUT] [--tolerance-ms N]; exit 1 when a violation was found.
+"""
+import argparse
+import bisect
+import itertools
+import json
+import sys
+
+NS_PER_MS = 1_000_000
+
+
+def load(path):
+    """The history's events in time order (ties keep file order)."""
+    with open(path, encoding="utf-8") as f:
+        events = [json.loads(line) for line in f if line.strip()]
+    return sorted(events, key=lambda e: e["time"])
+
+
+class Hold:
+    """One acquisition: when it was asked for and granted, its token and lease, what it did."""
+
+    def __init__(self, hold_id, process):
+        self.id = hold_id
+        self.process = process
+        self.invoke = None        # acquire invoke event
+        self.granted = None       # acquire ok event
+        self.lease_deadline = None
+        self.last_work = None     # time of the holder's last event on the resource (or its release)
+        self.signalled = False    # a lease-lost signal reached it
+        self.events = []
+
+    @property
+    def start(self):
+        return self.granted["time"]
+
+    @property
+    def end(self):
+        return self.last_work if self.last_work is not None else self.start
+
+
+def holds_of(events):
+    holds = {}
+    for e in events:
+        if "hold" not in e:
+            continue
+        h = holds.setdefault(e["hold"], Hold(e["hold"], e.get("process")))
+        h.events.append(e)
+        if e.get("lease_deadline") is not None:  # the latest known lower bound wins
+            h.lease_deadline = max(h.lease_deadline or 0, e["lease_deadline"])
+        f, kind = e["f"], e["type"]
+        if f == "acquire" and kind == "invoke":
+            h.invoke = e
+        elif f == "acquire" and kind == "ok":
+            h.granted = e
+        elif f in ("read", "write", "release"):
+            h.last_work = e["time"]
+        elif f == "lease-lost":
+            h.signalled = True
+    return holds
+
+
+def violation(check, message, *events):
+    return {"check": check, "message": message, "events": list(events)}
+
+
+def lost_at(hold, resets):
+    """The earliest moment the hold may have been lost: its lease deadline, or a reset of the lock
+    state after it was asked for (the grant may already have happened)."""
+    candidates = [t for t in resets if t >= hold.invoke["time"]] if hold.invoke else list(resets)
+    if hold.lease_deadline is not None:
+        candidates.append(hold.lease_deadline)
+    return min(candidates) if candidates else None
+
+
+def check_mutual_exclusion(holds, resets):
+    """Overlapping holds (sweep over grants in time order). Returns the violations, and the unsafe
+    windows: each hold that went on working after its lease may have ended, while a later holder
+    had the lock, with how long it worked past that moment and whom it overlapped."""
+    violations, windows = [], {}
+    granted = sorted((h for h in holds.values() if h.granted), key=lambda h: h.start)
+    active = []
+    for later in granted:
+        active = [h for h in active if h.end > later.start]
+        for earlier in active:
+            lost = lost_at(earlier, resets)
+            overlap_ms = (min(earlier.end, later.end) - later.start) / NS_PER_MS
+            if lost is None or lost > later.start:
+                violations.append(violation(
+                    "mutual exclusion",
+                    f"{later.id} was granted the lock while {earlier.id} held it with a live lease "
+                    f"(overlap {overlap_ms:.1f} ms)", earlier.granted, later.granted))
+                continue
+            window = windows.setdefault(earlier.id, {"holder": earlier.id, "unsafe_ms": (earlier.end - lost) / NS_PER_MS,
+                                                     "overlapped": []})
+            window["overlapped"].append(later.id)
+            if not earlier.signalled and len(window["overlapped"]) == 1:
+                violations.append(violation(
+                    "lease-lost signalled",
+                    f"{earlier.id} worked {window['unsafe_ms']:.1f} ms past its lease while {later.id} held the "
+                    "lock, and was never told it had lost it", earlier.granted, later.granted))
+        active.append(later)
+    return violations, list(windows.values())
+
+
+def check_tokens(holds):
+    """Tokens are unique, and a grant that ended before another was asked for has the smaller one."""
+    violations, seen = [], {}
+    for h in holds.values():
+        if h.granted is None:
+            continue
+        token = h.granted["token"]
+        if token in seen:
+            violations.append(violation("fencing", f"token {token} was handed out twice ({seen[token].id}, {h.id})",
+                                        seen[token].granted, h.granted))
+        seen.setdefault(token, h)
+    grants = sorted((h.granted for h in holds.values() if h.granted), key=lambda e: e["time"])
+    asks = sorted((h for h in holds.values() if h.granted and h.invoke), key=lambda h: h.invoke["time"])
+    best, i = None, 0  # the grant with the largest token among those completed so far
+    for h in asks:
+        while i < len(grants) and grants[i]["time"] < h.invoke["time"]:
+            if best is None or grants[i]["token"] > best["token"]:
+                best = grants[i]
+            i += 1
+        if best is not None and best["token"] >= h.granted["token"]:
+            violations.append(violation(
+                "fencing", f"token {h.granted['token']} ({h.id}) was asked for after token {best['token']} "
+                f"({best['hold']}) was granted, but is not larger", best, h.granted))
+    return violations
+
+
+def completions(events, f):
+    """(invoke, completion) pairs of operation f, matched per hold in order."""
+    pending, pairs = {}, []
+    for e in events:
+        if e.get("f") != f:
+            continue
+        if e["type"] == "invoke":
+            pending[e["hold"]] = e
+        elif e["hold"] in pending:
+            pairs.append((pending.pop(e["hold"]), e))
+    pairs.extend((inv, None) for inv in pending.values())
+    return pairs
+
+
+def check_store(events):
+    """The fenced store: it accepts a token no older than the newest it accepted before, and only
+    refuses an older one. Returns (violations, stale refusals)."""
+    ops = [p for f in ("read", "write") for p in completions(events, f) if p[1] is not None]
+    accepted = sorted((done for _, done in ops if done["type"] == "ok"), key=lambda e: e["time"])
+    by_invoke = sorted(ops, key=lambda p: p[0]["time"])
+    invoke_times = [invoke["time"] for invoke, _ in by_invoke]
+    running_max = list(itertools.accumulate((invoke["token"] for invoke, _ in by_invoke), max))
+
+    def newest_asked(before):  # the largest token of an operation invoked before `before`
+        n = bisect.bisect_left(invoke_times, before)
+        return running_max[n - 1] if n else -1
+
+    violations, refused, best, i = [], 0, None, 0
+    for invoke, done in by_invoke:
+        while i < len(accepted) and accepted[i]["time"] < invoke["time"]:
+            if best is None or accepted[i]["token"] > best["token"]:
+                best = accepted[i]
+            i += 1
+        newer = best is not None and best["token"] > done["token"]
+        if done["type"] == "ok" and newer:
+            violations.append(violation(
+                "fencing", f"the store accepted a {done['f']} with token {done['token']} after it had accepted "
+                f"token {best['token']}", best, invoke, done))
+        if done["type"] == "fail" and done.get("error") == "stale":
+            refused += 1
+            # Refusing is justified by any newer token the store may have seen: one asked for
+            # (accepted or not) before this operation completed.
+            if newest_asked(done["time"]) <= done["token"]:
+                violations.append(violation(
+                    "fencing", f"the store refused token {done['token']} as stale, but had seen no newer one",
+                    invoke, done))
+    return violations, refused
+
+
+def check_register(events):
+    """No lost update: acknowledged increments <= final register <= acknowledged + unknown."""
+    writes = completions(events, "write")
+    acked = [done for _, done in writes if done is not None and done["type"] == "ok"]
+    unknown = sum(1 for _, done in writes if done is None or done["type"] == "info")
+    violations, by_value = [], {}
+    for w in acked:
+        if w["value"] in by_value:
+            violations.append(violation("lost update", f"two acknowledged writes both wrote {w['value']}",
+                                        by_value[w["value"]], w))
+        by_value.setdefault(w["value"], w)
+    finals = [e for e in events if e.get("f") == "final-read" and e["type"] == "ok"]
+    if not finals:
+        return violations, len(acked), unknown, None
+    final = finals[-1]
+    value = final["value"]
+    if value < len(acked):
+        violations.append(violation("lost update", f"the register holds {value}, but {len(acked)} increments "
+                                    "were acknowledged", final))
+    elif value > len(acked) + unknown:
+        violations.append(violation("lost update", f"the register holds {value}, more than the {len(acked)} "
+                                    f"acknowledged and {unknown} unknown increments", final))
+    return violations, len(acked), unknown, value
+
+
+def check_liveness(events, tolerance_ns):
+    """Every waiter with a deadline acquired or gave up by then (plus the tolerance)."""
+    violations, end = [], events[-1]["time"] if events else 0
+    for invoke, done in completions(events, "acquire"):
+        deadline = invoke.get("deadline")
+        if deadline is None:
+            continue
+        finished = done["time"] if done is not None and done["type"] != "info" else None
+        if finished is None and end > deadline + tolerance_ns:
+            violations.append(violation("liveness", f"{invoke['hold']}: the waiter never finished (deadline "
+                                        f"{(deadline - invoke['time']) / NS_PER_MS:.0f} ms after it began)",
+                                        *[e for e in (invoke, done) if e]))
+        elif finished is not None and finished > deadline + tolerance_ns:
+            violations.append(violation("liveness", f"{invoke['hold']}: the waiter finished "
+                                        f"{(finished - deadline) / NS_PER_MS:.0f} ms after its deadline",
+                                        invoke, done))
+    return violations
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
+
+
+def check(events, tolerance_ms=1000):
+    """Every check over one history: {"valid": bool, "violations": [...], "figures": {...}}."""
+    holds = holds_of(events)
+    resets = [e["time"] for e in events if e.get("f") == "reset"]
+    exclusion, windows = check_mutual_exclusion(holds, resets)
+    store, refused = check_store(events)
+    register, acked, unknown, final = check_register(events)
+    violations = exclusion + check_tokens(holds) + store + register + check_liveness(events, tolerance_ms * NS_PER_MS)
+    acquires = completions(events, "acquire")
+    latencies = [(done["time"] - inv["time"]) / NS_PER_MS for inv, done in acquires if done and done["type"] == "ok"]
+    # Recovery: from each heal (a nemesis's "stop") to the next grant.
+    heals = [e["time"] for e in events if e.get("process") == "nemesis" and e["f"] == "stop"]
+    grants = sorted(h.start for h in holds.values() if h.granted)
+    recovery = [(grants[i] - t) / NS_PER_MS for t in heals if (i := bisect.bisect_left(grants, t)) < len(grants)]
+    figures = {
+        "faults": len(heals),
+        "recovery_ms_max": max(recovery, default=None),
+        "acquires": len(acquires),
+        "holds": sum(1 for h in holds.values() if h.granted),
+        "gave_up": sum(1 for _, done in acquires if done is not None and done["type"] == "fail"),
+        "writes_acknowledged": acked,
+        "writes_unknown": unknown,
+        "stale_refused": refused,
+        "register": final,
+        "unsafe_windows": len(windows),
+        "unsafe_ms_max": max((w["unsafe_ms"] for w in windows), default=0.0),
+        "acquire_ms_p50": percentile(latencies, 0.50),
+        "acquire_ms_p99": percentile(latencies, 0.99),
+        "violations": len(violations),
+    }
+    return {"valid": not violations, "violations": violations, "unsafe_windows": windows, "figures": figures}
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description="Check a recorded lock history.")
+    parser.add_argument("history")
+    parser.add_argument("--json", help="write the full result here")
+    parser.add_argument("--tolerance-ms", type=int, default=1000, help="liveness: lateness allowed past a deadline")
+    args = parser.parse_args(argv)
+    result = check(load(args.history), args.tolerance_ms)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=1)
+    print(" ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in result["figures"].items()))
+    for w in result["unsafe_windows"]:
+        print(f"unsafe window: {w['holder']} worked {w['unsafe_ms']:.1f} ms past its lease, "
+              f"while {', '.join(w['overlapped'])} held the lock")
+    for v in result["violations"]:
+        print(f"VIOLATION [{v['check']}] {v['message']}")
+        for e in v["events"]:
+            print("    " + json.dumps(e, sort_keys=True))
+    return 0 if result["valid"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""The checker's own tests: hand-made histories, broken ones that it must flag and correct ones that
+it must accept. A checker that cannot fail is worthless."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checker  # noqa: E402
+
+MS = checker.NS_PER_MS
+
+
+class History:
+    """Builds a history; times are given in milliseconds."""
+
+    def __init__(self):
+        self.events = []
+
+    def event(self, t, kind, f, hold=None, process=None, **fields):
+        e = {"time": int(t * MS), "type": kind, "f": f, "process": process or (hold.split(".")[0] if hold else "runner")}
+        if hold:
+            e["hold"] = hold
+        e.update(fields)
+        self.events.append(e)
+        return self
+
+    def acquire(self, hold, asked, granted, token, lease_ms=1000, wait_ms=None):
+        self.event(asked, "invoke", "acquire", hold, lease_deadline=int((asked + lease_ms) * MS),
+                   **({"deadline": int((asked + wait_ms) * MS)} if wait_ms is not None else {}))
+        return self.event(granted, "ok", "acquire", hold, token=token)
+
+    def op(self, hold, f, start, end, token, value, outcome="ok", **fields):
+        self.event(start, "invoke", f, hold, token=token, **({"value": value} if f == "write" else {}))
+        return self.event(end, outcome, f, hold, token=token, value=value, **fields)
+
+    def increment(self, hold, t, token, value):
+        """A whole hold: acquire, fenced read of value, fenced write of value + 1, release."""
+        self.acquire(hold, t, t + 1, token)
+        self.op(hold, "read", t + 2, t + 3, token, value)
+        self.op(hold, "write", t + 4, t + 5, token, value + 1)
+        return self.event(t + 6, "invoke", "release", hold)
+
+    def final(self, t, value):
+        return self.event(t, "ok", "final-read", value=value)
+
+    def check(self):
+        return checker.check(sorted(self.events, key=lambda e: e["time"]))
+
+
+def checks_failed(result):
+    return sorted({v["check"] for v in result["violations"]})
+
+
+class CorrectHistories(unittest.TestCase):
+    def test_serial_increments_are_valid(self):
+        h = History().increment("c1.1", 0, 1, 0).increment("c2.1", 10, 2, 1).increment("c1.2", 20, 3, 2).final(30, 3)
+        result = h.check()
+        self.assertEqual(result["violations"], [])
+        self.assertEqual(result["figures"]["holds"], 3)
+        self.assertEqual(result["figures"]["writes_acknowledged"], 3)
+
+    def test_paused_holder_refused_by_fencing_is_valid(self):
+        # c1 reads under token 1, is paused past its lease; c2 takes the lock (token 2) and increments;
+        # c1 wakes, is told it lost the lease, and its stale write is refused.
+        h = History().acquire("c1.1", 0, 1, 1, lease_ms=100)
+        h.op("c1.1", "read", 2, 3, 1, 0)
+        h.increment("c2.1", 150, 2, 0)
+        h.event(300, "info", "lease-lost", "c1.1")
+        h.op("c1.1", "write", 301, 302, 1, 1, outcome="fail", error="stale")
+        h.final(400, 1)
+        result = h.check()
+        self.assertEqual(result["violations"], [])
+        self.assertEqual(result["figures"]["stale_refused"], 1)
+        self.assertEqual(result["unsafe_windows"], [{"holder": "c1.1", "unsafe_ms": 302 - 100, "overlapped": ["c2.1"]}])
+
+    def test_lock_state_reset_excuses_the_overlap(self):
+        # The server restarted without persistence at 50 ms: c1's hold was gone, c2 got the lock.
+        h = History().acquire("c1.1", 0, 1, 1, lease_ms=10_000)
+        h.op("c1.1", "read", 2, 3, 1, 0)
+        h.event(50, "info", "reset", process="nemesis")
+        h.increment("c2.1", 60, 2, 0)
+        h.event(90, "info", "lease-lost", "c1.1")
+        h.op("c1.1", "write", 100, 101, 1, 1, outcome="fail", error="stale")
+        h.final(200, 1)
+        result = h.check()
+        self.assertEqual(result["violations"], [])
+        self.assertEqual(len(result["unsafe_windows"]), 1)
+
+    def test_unknown_write_widens_the_register_range(self):
+        h = History().increment("c1.1", 0, 1, 0)
+        h.acquire("c2.1", 10, 11, 2)
+        h.op("c2.1", "read", 12, 13, 2, 1)
+        h.op("c2.1", "write", 14, 15, 2, 2, outcome="info")
+        for final in (1, 2):
+            with self.subTest(final=final):
+                g = History()
+                g.events = list(h.events)
+                self.assertEqual(g.final(30, final).check()["violations"], [])
+
+    def test_waiter_that_gives_up_in_time_is_valid(self):
+        h = History().event(0, "invoke", "acquire", "c1.1", deadline=500 * MS)
+        h.event(520, "fail", "acquire", "c1.1", error="timeout")
+        self.assertEqual(h.check()["violations"], [])
+
+
+class BrokenHistories(unittest.TestCase):
+    def test_overlap_with_a_live_lease(self):
+        h = History().acquire("c1.1", 0, 1, 1, lease_ms=1000)
+        h.op("c1.1", "read", 2, 3, 1, 0)
+        h.increment("c2.1", 10, 2, 0)     # granted at 11 while c1's lease runs to 1000
+        h.op("c1.1", "write", 30, 31, 1, 1, outcome="fail", error="stale")
+        h.final(40, 1)
+        self.assertEqual(checks_failed(h.check()), ["mutual exclusion"])
+
+    def test_lost_lease_never_signalled(self):
+        h = History().acquire("c1.1", 0, 1, 1, lease_ms=100)
+        h.op("c1.1", "read", 2, 3, 1, 0)
+        h.increment("c2.1", 150, 2, 0)
+        h.op("c1.1", "write", 301, 302, 1, 1, outcome="fail", error="stale")
+        h.final(400, 1)
+        self.assertEqual(checks_failed(h.check()), ["lease-lost signalled"])
+
+    def test_token_handed_out_twice(self):
+        # Both asked before either was granted, so real-time order says nothing: only uniqueness.
+        h = History().acquire("c1.1", 0, 2, 7)
+        h.op("c1.1", "read", 3, 4, 7, 0).op("c1.1", "write", 5, 6, 7, 1).event(7, "invoke", "release", "c1.1")
+        h.acquire("c2.1", 1, 10, 7)
+        h.op("c2.1", "read", 11, 12, 7, 1).op("c2.1", "write", 13, 14, 7, 2).event(15, "invoke", "release", "c2.1")
+        result = h.final(20, 2).check()
+        self.assertEqual(checks_failed(result), ["fencing"])
+        self.assertTrue(any("handed out twice" in v["message"] for v in result["violations"]))
+
+    def test_token_not_increasing_in_real_time(self):
+        # c2 asked after c1's token 5 was granted, yet got token 3 (a counter reset by a restart).
+        h = History().increment("c1.1", 0, 5, 0).increment("c2.1", 10, 3, 1).final(20, 2)
+        result = h.check()
+        self.assertIn("fencing", checks_failed(result))
+        self.assertTrue(any("not larger" in v["message"] for v in result["violations"]))
+
+    def test_store_accepted_a_stale_token(self):
+        h = History().acquire("c1.1", 0, 1, 1, lease_ms=100)
+        h.op("c1.1", "read", 2, 3, 1, 0)
+        h.increment("c2.1", 150, 2, 0)
+        h.event(300, "info", "lease-lost", "c1.1")
+        h.op("c1.1", "write", 301, 302, 1, 1)  # accepted although token 2 was accepted at 155
+        h.final(400, 1)
+        result = h.check()
+        self.assertEqual(checks_failed(result), ["fencing", "lost update"])  # and c1's write clobbered c2's
+        self.assertTrue(any("accepted a write with token 1" in v["message"] for v in result["violations"]))
+
+    def test_store_refused_a_token_that_was_not_stale(self):
+        h = History().acquire("c1.1", 0, 1, 1)
+        h.op("c1.1", "read", 2, 3, 1, 0, outcome="fail", error="stale")
+        h.final(10, 0)
+        self.assertEqual(checks_failed(h.check()), ["fencing"])
+
+    def test_lost_update_register_below_acknowledged(self):
+        h = History().increment("c1.1", 0, 1, 0).increment("c2.1", 10, 2, 1).final(20, 1)
+        self.assertEqual(checks_failed(h.check()), ["lost update"])
+
+    def test_lost_update_two_writes_of_one_value(self):
+        # Unfenced read-modify-write: both read 0, both wrote 1; the register says 1, two were acked.
+        h = History().acquire("c1.1", 0, 1, 1, lease_ms=100)
+        h.op("c1.1", "read", 2, 3, 1, 0)
+        h.increment("c2.1", 150, 2, 0)
+        h.event(300, "info", "lease-lost", "c1.1")
+        h.op("c1.1", "write", 301, 302, 1, 1)
+        h.final(400, 2)  # even a register that looks right does not hide the duplicate write
+        result = h.check()
+        self.assertIn("lost update", checks_failed(result))
+        self.assertTrue(any("both wrote 1" in v["message"] for v in result["violations"]))
+
+    def test_register_above_every_possible_write(self):
+        h = History().increment("c1.1", 0, 1, 0).final(20, 2)
+        self.assertEqual(checks_failed(h.check()), ["lost update"])
+
+    def test_waiter_finished_after_its_deadline(self):
+        h = History().event(0, "invoke", "acquire", "c1.1", deadline=500 * MS)
+        h.event(2600, "fail", "acquire", "c1.1", error="timeout")
+        self.assertEqual(checks_failed(h.check()), ["liveness"])
+
+    def test_waiter_that_never_finished(self):
+        h = History().event(0, "invoke", "acquire", "c1.1", deadline=500 * MS)
+        h.event(2600, "info", "acquire", "c1.1", error="hung: killed by the harness")
+        self.assertEqual(checks_failed(h.check()), ["liveness"])
+
+
+class CommandLine(unittest.TestCase):
+    def test_exit_status_says_whether_the_history_is_valid(self):
+        import json
+        import tempfile
+        good = History().increment("c1.1", 0, 1, 0).final(10, 1)
+        bad = History().increment("c1.1", 0, 1, 0).final(10, 0)
+        for history, status in ((good, 0), (bad, 1)):
+            with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+                f.writelines(json.dumps(e) + "\n" for e in history.events)
+            try:
+                with open(os.devnull, "w") as null:
+                    stdout, sys.stdout = sys.stdout, null
+                    try:
+                        self.assertEqual(checker.main([f.name]), status)
+                    finally:
+                        sys.stdout = stdout
+            finally:
+                os.unlink(f.name)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,100 @@
+"""Nemeses: faults applied on a schedule, each followed by a heal phase, each recorded in the history
+(process "nemesis", f "start"/"stop", with what was done) so that reports can shade fault periods.
+
+A nemesis's `fault()` injects one fault and heals it before returning; `heal()` undoes whatever may be
+left when the campaign stops in the middle of one."""
+import os
+import random
+import signal
+import time
+
+
+class PauseServer:
+    """SIGSTOP the lock server, SIGCONT it later: a hung host whose sockets stay open. Pauses alternate
+    shorter and longer than the lease, so some holds outlive their lease while the server is away."""
+    name = "pause-server"
+
+    def __init__(self, topology, lease_ms, **_):
+        self.server = topology.lock
+        self.durations = [0.4 * lease_ms / 1000, 2.0 * lease_ms / 1000]
+
+    def fault(self, history, stopping):
+        seconds = self.durations[0]
+        self.durations.reverse()
+        history.event("nemesis", "info", "start", nemesis=self.name, target="lock server", seconds=seconds)
+        self.server.signal(signal.SIGSTOP)
+        stopping.wait(seconds)
+        self.server.signal(signal.SIGCONT)
+        history.event("nemesis", "info", "stop", nemesis=self.name)
+
+    def heal(self):
+        self.server.signal(signal.SIGCONT)
+
+
+class KillServer:
+    """SIGKILL the lock server, restart it on the same port and files after a while. Without AOF the
+    restart forgets every lock and the fencing counter: recorded as a `reset`, which the checker
+    treats as the end of every hold taken before it."""
+    name = "kill-server"
+
+    def __init__(self, topology, lease_ms, **_):
+        self.server = topology.lock
+        self.downtimes = [0.3, 0.5 * lease_ms / 1000]
+
+    def fault(self, history, stopping):
+        seconds = self.downtimes[0]
+        self.downtimes.reverse()
+        history.event("nemesis", "info", "start", nemesis=self.name, target="lock server", seconds=seconds)
+        self.server.kill()
+        if not self.server.keeps_locks_across_restart:
+            history.event("nemesis", "info", "reset", why="lock server restarted without persistence")
+        stopping.wait(seconds)
+        self.server.start()
+        history.event("nemesis", "info", "stop", nemesis=self.name)
+
+    def heal(self):
+        if self.server.process.poll() is not None:
+            self.server.start()
+
+
+class PauseClient:
+    """SIGSTOP a client that holds the lock (deadbolt and its COMMAND: a paused host or a long GC)
+    for longer than its lease, then SIGCONT it: its lease ends, another client takes the lock, and
+    the paused one wakes up mid-increment with an old token that the store must refuse."""
+    name = "pause-client"
+
+    def __init__(self, clients, lease_ms, **_):
+        self.clients = clients
+        self.seconds = 1.5 * lease_ms / 1000
+        self.paused = None
+
+    def fault(self, history, stopping):
+        end = time.monotonic() + 5
+        while time.monotonic() < end and not stopping.is_set():
+            holding = [(c.client, c.holding_group) for c in self.clients if c.holding_group]
+            if holding:
+                break
+            time.sleep(0.01)
+        else:
+            return
+        client, group = random.choice(holding)
+        history.event("nemesis", "info", "start", nemesis=self.name, target=client, seconds=self.seconds)
+        try:
+            os.killpg(group, signal.SIGSTOP)
+        except ProcessLookupError:
+            return history.event("nemesis", "info", "stop", nemesis=self.name, note="the client had exited")
+        self.paused = group
+        stopping.wait(self.seconds)
+        self.heal()
+        history.event("nemesis", "info", "stop", nemesis=self.name)
+
+    def heal(self):
+        if self.paused:
+            try:
+                os.killpg(self.paused, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            self.paused = None
+
+
+NEMESES = {n.name: n for n in (PauseServer, KillServer, PauseClient)}

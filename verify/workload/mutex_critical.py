@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The critical section of the mutex workload: the COMMAND that `deadbolt run --fenced` runs under the
+lock. It increments the fenced register once (fenced read, some work, fenced write) and prints each
+step as a history event (JSON line) on standard output, which the client that started `deadbolt`
+records.
+
+Like many real services, it does not drop its work on SIGTERM (what `deadbolt run` sends when the
+lease is lost): it records the signal, finishes the increment it is in, then exits. A holder that was
+paused therefore writes late, with its old token, and the store must refuse it: that is what fencing
+is for.
+
+Environment: DEADBOLT_FENCING_TOKEN and DEADBOLT_LOCK_NAME (from deadbolt), VERIFY_HOLD (this hold's
+id), VERIFY_LOCK_PORT, VERIFY_STORE_PORT, VERIFY_WORK_MS (the longest pause between read and write),
+VERIFY_FENCED (0: the store is not given the token, as a resource without fencing; the history still
+records the token the holder had, so the checker sees what the store accepted).
+"""
+import json
+import os
+import random
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from fenced_register import READ, WRITE, Stale, fenced  # noqa: E402
+from resp import Redis  # noqa: E402
+
+# The remaining TTL of this process's hold, if the lock hash still has deadbolt's field for it
+# ("<client uuid>:<owner id>", the owner id being deadbolt's pid, our parent): -3 when it has not.
+LEASE_PROBE = """
+local suffix = ':' .. ARGV[1]
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(field, -#suffix) == suffix then return redis.call('PTTL', KEYS[1]) end
+end
+return -3
+"""
+
+HOLD = os.environ["VERIFY_HOLD"]
+PROCESS = HOLD.split(".")[0]
+
+
+def emit(kind, f, **fields):
+    event = {"time": time.monotonic_ns(), "process": PROCESS, "hold": HOLD, "type": kind, "f": f, **fields}
+    try:
+        os.write(1, (json.dumps(event) + "\n").encode())  # one write per line: safe from a signal handler
+    except OSError:
+        pass
+
+
+def on_sigterm(signum, frame):
+    emit("info", "lease-lost", signal="SIGTERM")
+
+
+def probe_lease(lock_port, name):
+    """Records a lower bound of when the server may expire this hold: the probe's send time + PTTL."""
+    sent = time.monotonic_ns()
+    try:
+        with Redis(lock_port, timeout=0.5) as r:
+            ttl = r.call("EVAL", LEASE_PROBE, 1, name, os.getppid())
+    except OSError as e:
+        return emit("fail", "lease", error=str(e) or type(e).__name__)
+    if ttl >= 0:
+        emit("ok", "lease", lease_deadline=sent + ttl * 1_000_000)
+    else:
+        emit("fail", "lease", error="not held" if ttl == -3 else "no expiry")
+
+
+def increment(store_port, token, work_ms, fenced_token):
+    try:
+        store = Redis(store_port, timeout=2.0)
+    except OSError as e:
+        return emit("fail", "read", token=token, error=f"store: {e}")
+    with store:
+        emit("invoke", "read", token=token)
+        try:
+            value = fenced(store, READ, fenced_token)
+        except Stale:
+            return emit("fail", "read", token=token, error="stale")
+        except OSError as e:
+            return emit("info", "read", token=token, error=str(e) or type(e).__name__)
+        emit("ok", "read", token=token, value=value)
+        time.sleep(random.uniform(0, work_ms) / 1000)  # the work; a SIGTERM does not cut it short
+        emit("invoke", "write", token=token, value=value + 1)
+        try:
+            fenced(store, WRITE, fenced_token, value + 1)
+            emit("ok", "write", token=token, value=value + 1)
+        except Stale:
+            emit("fail", "write", token=token, value=value + 1, error="stale")
+        except OSError as e:
+            emit("info", "write", token=token, value=value + 1, error=str(e) or type(e).__name__)
+
+
+def main():
+    signal.signal(signal.SIGTERM, on_sigterm)
+    token = int(os.environ["DEADBOLT_FENCING_TOKEN"])
+    emit("ok", "acquire", token=token)
+    probe_lease(int(os.environ["VERIFY_LOCK_PORT"]), os.environ["DEADBOLT_LOCK_NAME"])
+    fenced_token = token if os.environ.get("VERIFY_FENCED", "1") == "1" else 0  # 0: never older than the newest
+    increment(int(os.environ["VERIFY_STORE_PORT"]), token, float(os.environ.get("VERIFY_WORK_MS", "100")), fenced_token)
+    emit("invoke", "release")
+
+
+if __name__ == "__main__":
+    main()
