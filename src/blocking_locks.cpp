@@ -45,6 +45,12 @@ bool blocking_lock_base<Async>::lease_lost() {
   return this->async_.async_lease_lost(calling_thread(), through(this->gate_, ec));
 }
 
+template <typename Async>
+milliseconds blocking_lock_base<Async>::valid_for() {
+  std::error_code ec;  // answered locally: fails only when the client is gone, and then nothing is valid
+  return this->async_.async_valid_for(calling_thread(), through(this->gate_, ec));
+}
+
 template class blocking_lock_base<reentrant_lock>;
 template class blocking_lock_base<deadbolt::fair_lock>;
 template class blocking_lock_base<read_lock>;

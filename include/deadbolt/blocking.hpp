@@ -133,8 +133,12 @@ class blocking_lock_base : public blocking_handle<Async> {
   bool is_locked(std::error_code& ec);
   /// The server's hold count for the calling thread.
   std::int64_t hold_count(std::error_code& ec);
-  /// True once the client found the calling thread's lease on this lock lost (renewal failed).
+  /// True once the client found the calling thread's lease on this lock lost (renewal failed, or its
+  /// deadline on the client passed without a renewal: see valid_for()).
   bool lease_lost();
+  /// How long the client still counts on the calling thread's hold (lock_base::async_valid_for): zero
+  /// when it holds none, or its lease was found lost.
+  std::chrono::milliseconds valid_for();
 
  protected:
   using blocking_handle<Async>::blocking_handle;

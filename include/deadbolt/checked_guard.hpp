@@ -68,6 +68,10 @@ class checked_guard {
   explicit operator bool() const noexcept { return held_; }
   /// A blocking_fenced_lock's fencing token (0 when not held, and for the other kinds).
   std::uint64_t token() const noexcept { return token_; }
+  /// How long the client still counts on the hold (the lock's valid_for(): docs/locks/reentrant_lock.md,
+  /// "How long the hold is valid"); zero when the guard does not hold the lock, or its lease was lost.
+  /// Work that must not outlive the hold checks it before each step.
+  std::chrono::milliseconds valid_for() const { return held_ ? lock_->valid_for() : std::chrono::milliseconds(0); }
 
   /// Releases the lock now and returns the outcome, which also goes to the guard's error code. A
   /// guard that does not hold the lock (any more) returns an empty code and leaves that one as it is.

@@ -95,6 +95,17 @@ struct config {
   std::chrono::milliseconds command_timeout{3000};
   /// The lease used when none is given; the watchdog renews such locks every third of it.
   std::chrono::milliseconds watchdog_timeout{30000};
+  /// The client's own deadline for every hold (docs/locks/reentrant_lock.md, "How long the hold is
+  /// valid"): the send time of the request that last confirmed it (the acquire, or a renewal) + its
+  /// lease - the margin, on the monotonic clock. The margin is `lease * clock_drift_factor +
+  /// lease_margin` (Redlock's rule: 1% + 2 ms by default), so that a server clock running faster than
+  /// ours by less than the factor cannot expire the hold before the client has stopped counting on it.
+  /// At the deadline, without a newer confirmation, the hold is lost on the client: the lease-lost
+  /// handler is called and lease_lost() says so. `async_valid_for()` tells how long is left.
+  /// Valid: lease_margin >= 0, 0 <= clock_drift_factor < 0.5, and the margin of watchdog_timeout less
+  /// than a third of it (the watchdog renews every third).
+  std::chrono::milliseconds lease_margin{2};
+  double clock_drift_factor = 0.01;
   /// Fair lock: how long a waiter's place in the queue lasts when its own wait is unbounded (Redisson's
   /// fairLockWaitTimeout). A waiter that waits longer is dropped and rejoins at the back.
   std::chrono::milliseconds fair_wait_timeout{300000};

@@ -85,6 +85,17 @@ class lock_base {
   auto async_lease_lost(owner_id owner, Token&& token) {
     return query<result_bool>(lock_query::lease_lost, owner, std::forward<Token>(token));
   }
+  /// How long this client still counts on `owner`'s hold (answered locally; docs/locks/reentrant_lock.md,
+  /// "How long the hold is valid"): from the send time of the request that last confirmed it (the
+  /// acquire or a renewal), its lease less the margin (config::lease_margin, clock_drift_factor), less
+  /// the time since; rounded down to whole milliseconds. Zero when `owner` does not hold the lock
+  /// through this client, or its lease was found lost, or that moment has passed (the hold is then
+  /// lost on the client: the lease-lost handler is called). Under the watchdog it grows back with
+  /// every renewal. Signature: void(std::error_code, std::chrono::milliseconds).
+  template <typename Token>
+  auto async_valid_for(owner_id owner, Token&& token) {
+    return query<result_ms>(lock_query::valid_for, owner, std::forward<Token>(token));
+  }
 
   /// The lease of a hold taken without one (config::watchdog_timeout of this lock's client): the
   /// watchdog restarts it every third of it.

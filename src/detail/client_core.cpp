@@ -77,7 +77,8 @@ client_core::client_core(const asio::any_io_executor& ex, const config& c)
                cfg.fair_wait_timeout.count(),
                cfg.replica_sync != replica_sync_mode::off,
                cfg.replica_sync_retries,
-               cfg.replica_sync_retry_delay.count()};
+               cfg.replica_sync_retry_delay.count(),
+               {std::chrono::nanoseconds(cfg.lease_margin).count(), cfg.clock_drift_factor}};
   if (config_error) {
     observe.log(log_level::error, "config refused: ", config_error);
     return;
@@ -150,7 +151,10 @@ std::uint32_t client_core::record_acquired(std::string_view name, std::int64_t o
   h.lease_ms = h.watchdog ? watchdog_ms() : lease_ms;
   h.confirmed_ns = sent_ns;
   h.expires_ns = h.watchdog ? 0 : sent_ns + lease_ms * ms_to_ns;
-  if (h.watchdog) dog.arm();
+  // The watchdog's run also ends holds whose deadline passes: it runs by then (a re-arm only when this
+  // deadline comes before the run already armed, and for the first held lock under the watchdog).
+  if (h.watchdog) dog.renew_from(now);
+  dog.watch(valid_until(h, settings_.margin), now);
   return i;
 }
 

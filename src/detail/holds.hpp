@@ -38,6 +38,35 @@ inline bool lapsed(const hold& h, std::int64_t now_ns) {
   return !h.watchdog && h.expires_ns != 0 && now_ns >= h.expires_ns;
 }
 
+/// How much of a lease the client does not count on (config::lease_margin, config::clock_drift_factor):
+/// the server's clock may run faster than ours, by up to the drift factor.
+struct lease_margin {
+  std::int64_t fixed_ns = 0;
+  double drift = 0;
+  std::int64_t of(std::int64_t lease_ms) const {
+    return fixed_ns + static_cast<std::int64_t>(static_cast<double>(lease_ms) * 1e6 * drift);
+  }
+};
+
+/// The hold's deadline on the client (monotonic ns): the send time of the request that last confirmed
+/// it (the acquire or a renewal) + its lease - the margin. The server cannot expire the hold before
+/// its send time + lease by our clock, as long as the clocks' rates differ by less than the margin.
+inline std::int64_t valid_until(const hold& h, const lease_margin& margin) {
+  return h.confirmed_ns + h.lease_ms * 1'000'000 - margin.of(h.lease_ms);
+}
+
+/// Whether the client watches the hold's deadline: one its caller holds (an acquire whose outcome was
+/// unknown is not), not lost yet, and with a lease (the watchdog's or a fixed one).
+inline bool watched(const hold& h) { return h.in_use && !h.lost && h.count > 0 && h.lease_ms > 0; }
+
+/// How long the client still counts on the hold, in whole milliseconds (rounded down): 0 when it is
+/// not watched (not held by its caller, or lost) or its deadline has passed.
+inline std::int64_t valid_for_ms(const hold& h, const lease_margin& margin, std::int64_t now_ns) {
+  if (!watched(h)) return 0;
+  const std::int64_t left = valid_until(h, margin) - now_ns;
+  return left > 0 ? left / 1'000'000 : 0;
+}
+
 class hold_table {
  public:
   static constexpr std::uint32_t none = 0xffffffffu;

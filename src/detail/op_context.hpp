@@ -42,6 +42,7 @@ struct op_settings {
   bool syncs_replicas = false;    ///< config::replica_sync is not off
   int sync_retries = 0;           ///< config::replica_sync_retries
   std::int64_t sync_retry_delay_ms = 0;
+  lease_margin margin;            ///< what the client's deadline of a hold leaves of its lease (holds.hpp)
 };
 
 class op_context {

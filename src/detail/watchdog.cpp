@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <string_view>
 
 #include "deadbolt/error.hpp"
@@ -91,11 +92,14 @@ class renew_batch final : public request {
     if (!ec && replies_ != size_) ec = errc::protocol_error;  // not one flag per hold
     std::size_t renewed = 0;
     if (!ec) {
+      const std::int64_t now = port::monotonic_ns();
       for (std::size_t i = 0; i < replies_; ++i) {
         hold& h = core_.holds[index_[i]];
         if (!h.in_use || h.generation != generation_[i] || h.lost) continue;  // unlocked meanwhile
-        if (flags_[i]) {
-          h.confirmed_ns = sent_ns_;
+        if (flags_[i] && now >= valid_until(h, core_.settings().margin)) {
+          core_.lease_lost(index_[i]);  // confirmed after the client's deadline: it was lost then
+        } else if (flags_[i]) {
+          h.confirmed_ns = std::max(h.confirmed_ns, sent_ns_);
           ++renewed;
         } else {
           core_.lease_lost(index_[i]);
@@ -142,14 +146,20 @@ watchdog::watchdog(client_core& core)
       // A window per node the topology can name (topology::node_of()).
       windows_(core.config_error ? 1 : core.cfg.max_cluster_nodes + 1, max_in_flight_per_node) {}
 
-void watchdog::arm(std::int64_t delay_ns) {
-  if (armed_ || stopped_) return;
+void watchdog::watch(std::int64_t deadline_ns, std::int64_t now_ns) { arm_at(deadline_ns, now_ns); }
+
+void watchdog::renew_from(std::int64_t now_ns) {
+  if (renew_at_ns_ == 0) renew_at_ns_ = now_ns + std::chrono::nanoseconds(core_.cfg.watchdog_timeout / 3).count();
+  arm_at(renew_at_ns_, now_ns);
+}
+
+void watchdog::arm_at(std::int64_t at_ns, std::int64_t now_ns) {
+  if (stopped_ || (armed_ && armed_at_ns_ <= at_ns)) return;
+  // Setting the expiry cancels a wait armed for later: its handler sees operation_aborted and leaves
+  // `armed_` to this one. (One that had already fired runs early, which finds nothing due.)
   armed_ = true;
-  if (delay_ns < 0) {
-    timer_.expires_after(core_.cfg.watchdog_timeout / 3);
-  } else {
-    timer_.expires_after(std::chrono::nanoseconds(delay_ns));
-  }
+  armed_at_ns_ = at_ns;
+  timer_.expires_after(std::chrono::nanoseconds(std::max<std::int64_t>(0, at_ns - now_ns)));
   timer_.async_wait([self = core_.shared_from_this()](std::error_code ec) {
     watchdog& dog = self->dog;
     if (ec || dog.stopped_) return;
@@ -179,7 +189,7 @@ void watchdog::cross_slot_refused() {
     batch->unqueue();
     batches_.give_back(batch);
   }
-  run();
+  run(true);
 }
 
 void watchdog::send_waiting(std::uint32_t node) {
@@ -198,29 +208,32 @@ void watchdog::send_waiting() {
   for (std::uint32_t node = 0; node < windows_.nodes(); ++node) send_waiting(node);
 }
 
-void watchdog::run() {
+void watchdog::run(bool renew_now) {
   const std::int64_t now = port::monotonic_ns();
-  const std::int64_t lease_ns = core_.watchdog_ms() * ms_to_ns;
-  std::int64_t next_run_ns = std::chrono::nanoseconds(core_.cfg.watchdog_timeout / 3).count();
+  const lease_margin& margin = core_.settings().margin;
+  const bool renew = renew_now || (renew_at_ns_ != 0 && now >= renew_at_ns_);
+  std::int64_t next_ns = std::numeric_limits<std::int64_t>::max();
   // The batches being filled: one per (route, renewal kind) seen so far in this run.
   constexpr std::size_t max_open = 8;
   renew_batch* open[max_open] = {};
   std::size_t open_count = 0;
-  bool any = false;
+  bool watchdog_holds = false;
   for (std::uint32_t i = 0; i < core_.holds.capacity(); ++i) {
     const hold& h = core_.holds[i];
-    if (!h.in_use || !h.watchdog || h.lost) continue;
-    if (now - h.confirmed_ns >= lease_ns) {
-      core_.lease_lost(i);  // not confirmed for a whole lease: it has expired on the server
+    if (!watched(h)) continue;
+    const std::int64_t deadline = valid_until(h, margin);
+    if (now >= deadline) {
+      // Not confirmed in time: the server may expire it from the end of its margin on, so the client
+      // stops counting on it now, whether or not a renewal is still on its way.
+      core_.lease_lost(i);
       continue;
     }
-    // A lease whose renewals keep failing may end before the next regular run (holds are confirmed
-    // out of step with the runs): run again when it ends, so the holder hears of it then, not later.
-    next_run_ns = std::min(next_run_ns, h.confirmed_ns + lease_ns - now);
-    any = true;
+    next_ns = std::min(next_ns, deadline);
+    if (!h.watchdog) continue;
+    watchdog_holds = true;
     // Still in a batch an earlier run built, waiting for its node's window: it goes out in its turn,
     // ahead of what this run builds (rebuilding it here would put it at the back again).
-    if (h.renewal_queued) continue;
+    if (!renew || h.renewal_queued) continue;
     const std::uint32_t route = core_.route_of(h.name);
     const hold_field kind = renewal_kind(h.field);
     std::size_t slot = 0;
@@ -243,7 +256,13 @@ void watchdog::run() {
   }
   for (std::size_t s = 0; s < open_count; ++s) windows_.push(open[s]->node(), *open[s]);
   send_waiting();
-  if (any) arm(next_run_ns);
+  if (!watchdog_holds) {
+    renew_at_ns_ = 0;
+  } else if (renew) {
+    renew_at_ns_ = now + std::chrono::nanoseconds(core_.cfg.watchdog_timeout / 3).count();
+  }
+  if (renew_at_ns_ != 0) next_ns = std::min(next_ns, renew_at_ns_);
+  if (next_ns != std::numeric_limits<std::int64_t>::max()) arm_at(next_ns, now);
 }
 
 }  // namespace deadbolt::detail

@@ -4,8 +4,11 @@
 // enforces hash slots, one slot), and one renewal kind; how a batch is written is the lock side's
 // business (src/lock/renewal.cpp). Batches go out a few at a time per node, in the order they were
 // built (src/detail/renewal_windows.hpp): a node that does not answer delays no other node's
-// renewals, and no hold waits behind holds queued after it. A hold not confirmed for a whole lease is
-// declared lost. A batch the server refuses is a renewal failure (metrics and log, with the server's
+// renewals, and no hold waits behind holds queued after it. Every run also ends the holds whose
+// deadline on the client has passed (holds.hpp: valid_until(), the watchdog's and fixed leases alike),
+// and the timer is armed for the earliest of the next renewal and the next deadline: one timer for
+// every hold, re-armed only when a new deadline comes before the armed run. A renewal answered after
+// the hold's deadline does not bring it back: the client stopped counting on it at the deadline. A batch the server refuses is a renewal failure (metrics and log, with the server's
 // reason); one refused with CROSSSLOT teaches the topology that the endpoint enforces slots, and the
 // holds are renewed again at once, slot by slot.
 #pragma once
@@ -27,8 +30,10 @@ class watchdog {
   watchdog(const watchdog&) = delete;
   watchdog& operator=(const watchdog&) = delete;
 
-  /// Arms the next run: a third of the lease from now, or after `delay_ns` if given (no-op if armed).
-  void arm(std::int64_t delay_ns = -1);
+  /// A hold's deadline (monotonic ns): a run comes by then. Re-arms only if the armed run is later.
+  void watch(std::int64_t deadline_ns, std::int64_t now_ns);
+  /// A hold the watchdog renews: if no renewal is planned, the next is a third of the lease from now.
+  void renew_from(std::int64_t now_ns);
   /// No more runs; batches in flight still complete.
   void stop();
   /// A batch has been answered (or failed): send the next one waiting for its node.
@@ -38,7 +43,9 @@ class watchdog {
   void cross_slot_refused();
 
  private:
-  void run();
+  /// Ends the holds past their deadline; renews the watchdog's holds if it is time (or `renew_now`).
+  void run(bool renew_now = false);
+  void arm_at(std::int64_t at_ns, std::int64_t now_ns);
   /// Sends what waits for `node`, while its window has free places.
   void send_waiting(std::uint32_t node);
   /// The same for every node.
@@ -47,6 +54,8 @@ class watchdog {
   client_core& core_;
   asio::steady_timer timer_;
   bool armed_ = false;
+  std::int64_t armed_at_ns_ = 0;  // when the armed run comes (monotonic ns)
+  std::int64_t renew_at_ns_ = 0;  // when the next renewal is due; 0: none (no hold under the watchdog)
   bool stopped_ = false;
   op_pool<renew_batch> batches_;
   // Per node: a few batches at a time, so that 10,000 held locks do not turn into one 700 KB write that

@@ -274,7 +274,8 @@ class query_op final : public request, public operation {
       case lock_query::remaining_ttl: e.command("PTTL", names_->name); break;
       case lock_query::fencing_token: e.command("GET", names_->token_key); break;
       case lock_query::set_lease: proto_->refresh(e, *this, *names_, who, lease_.view()); break;
-      case lock_query::lease_lost: break;  // answered locally, never sent
+      case lock_query::lease_lost:
+      case lock_query::valid_for: break;  // answered locally, never sent
     }
   }
   void on_node(const resp::node& n) override {
@@ -348,10 +349,15 @@ op_ref start_query(client_core& engine, const std::shared_ptr<const lock_names>&
                    std::int64_t owner, completion& done, std::int64_t lease_ms) {
   op_context& core = context_of(engine);
   if (refuse_operation(core, done)) return {};
-  if (q == lock_query::lease_lost) {
+  if (q == lock_query::lease_lost || q == lock_query::valid_for) {
     const hold_table& holds = core.held_locks();
     const std::uint32_t held = holds.find(names->name, owner, names->protocol->field());
-    core.complete_later(done, {}, held != hold_table::none && holds[held].lost ? 1 : 0);
+    if (q == lock_query::lease_lost) {
+      core.complete_later(done, {}, held != hold_table::none && holds[held].lost ? 1 : 0);
+    } else {
+      const std::int64_t now = port::monotonic_ns();
+      core.complete_later(done, {}, held == hold_table::none ? 0 : valid_for_ms(holds[held], core.settings().margin, now));
+    }
     return {};
   }
   core.pools().of<query_op>().take(core)->start(names, q, owner, done, lease_ms);

@@ -13,7 +13,9 @@
 
 #include "detail/holds.hpp"
 
+using deadbolt::detail::hold;
 using deadbolt::detail::hold_table;
+using deadbolt::detail::lease_margin;
 
 namespace {
 
@@ -283,4 +285,48 @@ TEST_CASE("many insert/release cycles on a nearly full small table") {
     }
   }
   check_against(t, model, names, 3);
+}
+
+// The client's deadline of a hold (valid_until): the confirming request's send time + the lease - the
+// margin, for the watchdog's holds and fixed leases alike; how long is left (valid_for_ms).
+TEST_CASE("a hold's deadline on the client is its last confirmed send time + its lease - the margin") {
+  constexpr std::int64_t ms = 1'000'000;
+  const lease_margin margin{2 * ms, 0.01};  // the default: 1% + 2 ms
+  CHECK(margin.of(30'000) == 302 * ms);
+  CHECK(margin.of(0) == 2 * ms);
+  CHECK(lease_margin{}.of(30'000) == 0);
+
+  hold h;
+  h.in_use = true;
+  h.count = 1;
+  h.lease_ms = 1000;
+  h.confirmed_ns = 5'000 * ms;
+  CHECK(valid_until(h, margin) == (5'000 + 1'000 - 12) * ms);
+  CHECK(watched(h));
+  CHECK(valid_for_ms(h, margin, 5'000 * ms) == 988);
+  CHECK(valid_for_ms(h, margin, 5'500 * ms + 1) == 487);  // rounded down: never more than is left
+  CHECK(valid_for_ms(h, margin, 5'988 * ms - 1) == 0);
+  CHECK(valid_for_ms(h, margin, 5'988 * ms) == 0);
+  CHECK(valid_for_ms(h, margin, 9'000 * ms) == 0);
+
+  SUBCASE("a renewal moves it") {
+    h.confirmed_ns = 5'400 * ms;
+    CHECK(valid_until(h, margin) == (5'400 + 988) * ms);
+  }
+  SUBCASE("nothing is left of a lost hold") {
+    h.lost = true;
+    CHECK_FALSE(watched(h));
+    CHECK(valid_for_ms(h, margin, 5'000 * ms) == 0);
+  }
+  SUBCASE("an acquire whose outcome is unknown is not the caller's hold") {
+    h.count = 0;
+    h.uncertain = true;
+    CHECK_FALSE(watched(h));
+    CHECK(valid_for_ms(h, margin, 5'000 * ms) == 0);
+  }
+  SUBCASE("a lease not longer than its margin is over at once") {
+    h.lease_ms = 2;
+    CHECK(valid_until(h, margin) <= h.confirmed_ns);
+    CHECK(valid_for_ms(h, margin, h.confirmed_ns) == 0);
+  }
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cmath>
 #include <ostream>  // doctest prints std::error_code through operator<<
 #include <string>
 
@@ -367,6 +368,20 @@ TEST_CASE("config::validate") {
         {"client_name with a space", [](deadbolt::config& c) { c.client_name = "my client"; }},
         {"client_name with CR", [](deadbolt::config& c) { c.client_name = "a\rb"; }},
         {"client_name with LF", [](deadbolt::config& c) { c.client_name = "a\n"; }},
+        {"negative lease_margin", [](deadbolt::config& c) { c.lease_margin = -1ms; }},
+        {"negative clock_drift_factor", [](deadbolt::config& c) { c.clock_drift_factor = -0.01; }},
+        {"clock_drift_factor 0.5", [](deadbolt::config& c) { c.clock_drift_factor = 0.5; }},
+        {"clock_drift_factor NaN", [](deadbolt::config& c) { c.clock_drift_factor = std::nan(""); }},
+        {"a margin of a third of the watchdog lease", [](deadbolt::config& c) {
+           c.watchdog_timeout = 3000ms;
+           c.clock_drift_factor = 0;
+           c.lease_margin = 1000ms;
+         }},
+        {"drift and margin together a third of the watchdog lease", [](deadbolt::config& c) {
+           c.watchdog_timeout = 1000ms;
+           c.clock_drift_factor = 0.3;
+           c.lease_margin = 40ms;
+         }},
     };
     for (const bad_case& bc : cases) {
       INFO(bc.what);

@@ -75,7 +75,7 @@ op_ref start_unlock(client_core& core, const std::shared_ptr<const lock_names>& 
 
 /// set_lease: PEXPIRE to `lease_ms` if `owner` still holds it (1, else 0): a multi lock's members.
 enum class lock_query { force_unlock, is_locked, is_held_by, hold_count, remaining_ttl, lease_lost, fencing_token,
-                        set_lease };
+                        set_lease, valid_for };
 op_ref start_query(client_core& core, const std::shared_ptr<const lock_names>& names, lock_query q,
                    std::int64_t owner, completion& done, std::int64_t lease_ms = 0);
 
