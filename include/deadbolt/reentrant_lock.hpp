@@ -101,8 +101,9 @@ class lock_base {
   /// watchdog restarts it every third of it.
   std::chrono::milliseconds watchdog_lease() const { return detail::watchdog_lease(*core_); }
   /// Restarts `owner`'s hold at `lease` from now, if `owner` still holds the lock (the watchdog's
-  /// renewal script): what multi_lock and red_lock do to their members once all are held. The
-  /// client's own bookkeeping of the hold is unchanged (the watchdog keeps renewing a hold it renews).
+  /// renewal script): what multi_lock and red_lock do to their members once all are held. A hold the
+  /// watchdog renews stays under the watchdog (its next renewal restarts the watchdog's lease); a
+  /// fixed lease's deadline on the client (async_valid_for) restarts from this request's send time.
   /// Signature: void(std::error_code, bool held).
   template <typename Token>
   auto async_set_lease(owner_id owner, std::chrono::milliseconds lease, Token&& token) {

@@ -208,6 +208,18 @@ void client_core::hold_released(std::uint32_t index) {
   holds.release(index);
 }
 
+void client_core::lease_restarted(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
+                                  std::int64_t sent_ns) {
+  const std::uint32_t i = holds.find(name, owner, field);
+  if (i == hold_table::none) return;
+  hold& h = holds[i];
+  if (!watched(h) || h.watchdog || lease_ms <= 0) return;
+  h.lease_ms = lease_ms;
+  h.confirmed_ns = sent_ns;
+  h.expires_ns = sent_ns + lease_ms * ms_to_ns;
+  dog.watch(valid_until(h, settings_.margin), port::monotonic_ns());
+}
+
 void client_core::close() {
   if (closed_) return;
   closed_ = true;

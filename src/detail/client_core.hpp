@@ -46,6 +46,8 @@ class client_core final : public op_context, public std::enable_shared_from_this
                     std::int64_t sent_ns) override;
   void unlock_failed(std::string_view name, std::int64_t owner, hold_field field) override;
   void hold_released(std::uint32_t hold_index) override;
+  void lease_restarted(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
+                       std::int64_t sent_ns) override;
   std::error_code refusal() const override;
   bool shutting_down() const override { return stopped; }
   bool closed() const override { return closed_; }

@@ -82,6 +82,11 @@ class op_context {
   virtual void unlock_failed(std::string_view name, std::int64_t owner, hold_field field) = 0;
   /// The owner's unlock released its last hold: the entry goes (the hold time is reported).
   virtual void hold_released(std::uint32_t hold_index) = 0;
+  /// The server restarted the owner's hold at `lease_ms` from a request sent at `sent_ns` (set_lease,
+  /// as multi_lock does to its members): a fixed lease's deadline on the client follows it. A hold the
+  /// watchdog renews keeps its watchdog lease.
+  virtual void lease_restarted(std::string_view name, std::int64_t owner, hold_field field, std::int64_t lease_ms,
+                               std::int64_t sent_ns) = 0;
 
   // ---- state and resources
   /// Why a new operation may not start: the configuration's error, or shutting_down after shutdown().

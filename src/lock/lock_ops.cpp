@@ -229,12 +229,15 @@ class query_op final : public request, public operation {
   void start(const std::shared_ptr<const lock_names>& names, lock_query q, std::int64_t owner, completion& done,
              std::int64_t lease_ms) {
     names_ = names;
+    lease_ms_ = lease_ms;
     lease_.set(lease_ms);
+    owner_ = owner;
     route_key = names->name;
     proto_ = names->protocol;
     query_ = q;
     owner_digits_.set(owner);
     now_.set(port::wall_clock_ms());
+    sent_ns_ = port::monotonic_ns();
     done_ = &done;
     runs_script = false;  // set by encode() if it writes a script
     send_script_body = false;
@@ -294,7 +297,11 @@ class query_op final : public request, public operation {
     if (ec) return finish(ec, 0);
     switch (reply_.what) {
       case scalar_reply::kind::nil: return finish({}, 0);
-      case scalar_reply::kind::integer: return finish({}, reply_.value);
+      case scalar_reply::kind::integer:
+        if (query_ == lock_query::set_lease && reply_.value == 1) {
+          core_.lease_restarted(names_->name, owner_, proto_->field(), lease_ms_, sent_ns_);
+        }
+        return finish({}, reply_.value);
       case scalar_reply::kind::error: return finish(reply_.error, 0);
       default: return finish(errc::protocol_error, 0);
     }
@@ -316,6 +323,9 @@ class query_op final : public request, public operation {
   decimal owner_digits_;
   decimal now_;
   decimal lease_;
+  std::int64_t lease_ms_ = 0;
+  std::int64_t owner_ = 0;
+  std::int64_t sent_ns_ = 0;  // set_lease: the restarted lease runs from here at the latest
   bool ping_ = false;
   completion* done_ = nullptr;
   scalar_reply reply_;

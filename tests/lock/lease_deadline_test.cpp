@@ -142,3 +142,21 @@ TEST_CASE("valid_for: zero when not held; a renewed hold stays valid") {
   clock_type::time_point ignored;
   CHECK_FALSE(lost.wait(0ms, ignored));
 }
+
+TEST_CASE("set_lease restarts a fixed lease's deadline (multi_lock's members), also to a longer lease") {
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  lost_moment lost;
+  deadbolt::client c(io.executor(), deadline_config(redis));
+  const std::string name = unique_name("set-lease");
+  c.on_lease_lost(lost.handler(name));
+  auto lock = c.lock(name);
+  REQUIRE_FALSE(call([&](auto cb) { lock.async_lock(5, 400ms, cb); }).ec);  // its own deadline: 150 ms
+  REQUIRE(call<bool>([&](auto cb) { lock.async_set_lease(5, 3 * lease, cb); }).value);
+  clock_type::time_point ignored;
+  CHECK_FALSE(lost.wait(lease, ignored));  // well past the first lease's deadline
+  const auto valid = call<std::chrono::milliseconds>([&](auto cb) { lock.async_valid_for(5, cb); }).value;
+  CHECK(valid > 0ms);
+  CHECK(valid <= 3 * lease - margin - lease);
+  CHECK_FALSE(call([&](auto cb) { lock.async_unlock(5, cb); }).ec);
+}
