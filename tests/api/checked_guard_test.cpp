@@ -66,6 +66,57 @@ TEST_CASE("checked_guard's destructor reports a lease lost while it held the loc
   CHECK(ec == errc::lease_lost);
 }
 
+// The hold's remaining validity on the client (docs/locks/reentrant_lock.md, "How long the hold is
+// valid"): at most the lease less the margin (300 ms * 1% + 2 ms), on every blocking kind.
+template <typename Lock>
+void check_valid_for(Lock& lock) {
+  std::error_code ec;
+  CHECK(lock.valid_for() == 0ms);  // not held
+  {
+    deadbolt::checked_guard guard(lock, ec);
+    REQUIRE(guard);
+    const auto valid = guard.valid_for();
+    CHECK(valid > 0ms);
+    CHECK(valid <= 295ms);
+    CHECK(lock.valid_for() == valid);
+    std::this_thread::sleep_for(400ms);  // longer than the lease: the watchdog renews it meanwhile
+    CHECK(guard.valid_for() > 0ms);
+    CHECK(guard.release() == std::error_code());
+    CHECK(guard.valid_for() == 0ms);
+  }
+  CHECK(lock.valid_for() == 0ms);
+}
+
+TEST_CASE("checked_guard::valid_for: how long the hold is still valid, on every blocking kind; zero once released") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client client(short_watchdog(redis));
+  auto plain = client.lock(unique_name("valid-plain"));
+  check_valid_for(plain);
+  auto fenced = client.fenced_lock(unique_name("valid-fenced"));
+  check_valid_for(fenced);
+  auto fair = client.fair_lock(unique_name("valid-fair"));
+  check_valid_for(fair);
+  auto rw = client.read_write_lock(unique_name("valid-rw"));
+  check_valid_for(rw.read());
+  check_valid_for(rw.write());
+}
+
+TEST_CASE("checked_guard with a fixed lease: valid_for counts down to zero, and the release says lease_lost") {
+  deadbolt::test::redis_server redis;
+  deadbolt::blocking_client client(short_watchdog(redis));
+  auto lock = client.lock(unique_name("valid-fixed"));
+  std::error_code ec;
+  {
+    deadbolt::checked_guard guard(lock, ec, 200ms);
+    REQUIRE(guard);
+    CHECK(guard.valid_for() > 0ms);
+    CHECK(guard.valid_for() <= 196ms);  // 200 ms less 1% + 2 ms
+    REQUIRE(eventually([&] { return lock.lease_lost(); }, 2s));  // lost on the client at its deadline
+    CHECK(guard.valid_for() == 0ms);
+  }
+  CHECK(ec == errc::lease_lost);
+}
+
 TEST_CASE("checked_guard::release reports at once; the destructor then does nothing") {
   deadbolt::test::redis_server redis;
   deadbolt::blocking_client client(short_watchdog(redis));
