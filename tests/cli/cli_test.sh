@@ -113,9 +113,10 @@ lease_lost_deleted() {
   [ "$took" -lt $((1500 * SLOW)) ] || fail "took ${took}ms to notice (watchdog 600ms)"
 }
 
-# The lock taken by someone else; COMMAND ignores SIGTERM, so it gets SIGKILL after --grace.
+# The lock taken by someone else; COMMAND ignores SIGTERM, so it gets SIGKILL after --grace (at most
+# a third of the watchdog lease).
 lease_lost_taken_grace() {
-  bg "$WORK/lt" run --url "$URL" --watchdog 600ms --grace 400ms cli-taken -- \
+  bg "$WORK/lt" run --url "$URL" --watchdog 1500ms --grace 400ms cli-taken -- \
     sh -c "trap '' TERM; echo \$\$ >'$WORK/lt-pid'; while :; do sleep 0.05; done"
   local holder=$BG
   wait_file "$WORK/lt-pid" 3000 || fail "holder did not start: $(cat "$WORK/lt.err")" || return 1
@@ -128,19 +129,22 @@ lease_lost_taken_grace() {
   [ "$RC" = 5 ] || fail "exit $RC, expected 5; stderr: $(cat "$WORK/lt.err")" || return 1
   ! kill -0 "$(cat "$WORK/lt-pid")" 2>/dev/null || fail "COMMAND (ignoring SIGTERM) was not killed" || return 1
   [ "$took" -ge 400 ] || fail "exited after ${took}ms, before the 400ms grace" || return 1
-  [ "$took" -lt $((2000 * SLOW)) ] || fail "took ${took}ms (watchdog 600ms + grace 400ms)" || return 1
+  [ "$took" -lt $((2000 * SLOW)) ] || fail "took ${took}ms (renewal every 500ms + grace 400ms)" || return 1
   # the new holder's lock is left alone
   [ "$(rcli hget cli-taken someone-else:1)" = 1 ] || fail "the new holder's lock was touched" || return 1
   rcli del cli-taken >/dev/null
 }
 
+# A fixed lease: COMMAND gets SIGTERM --grace before the lease's deadline (the acquire's send + the
+# lease - the margin), so it has ended before the lease runs out; the lock is then released.
 fixed_lease_runs_out() {
   local start=$(now_ms) rc=0
-  timeout -k 1 $((10 * SLOW)) $EMU "$CLI" run --url "$URL" --lease 500ms cli-lease -- sleep 30 2>"$WORK/fl.err" || rc=$?
+  timeout -k 1 $((10 * SLOW)) $EMU "$CLI" run --url "$URL" --lease 500ms --grace 200ms cli-lease -- sleep 30 2>"$WORK/fl.err" || rc=$?
   local took=$(($(now_ms) - start))
   [ "$rc" = 5 ] || fail "exit $rc, expected 5; stderr: $(cat "$WORK/fl.err")" || return 1
-  [ "$took" -ge 480 ] || fail "stopped after ${took}ms, before the 500ms lease ran out" || return 1
-  [ "$took" -lt $((2000 * SLOW)) ] || fail "took ${took}ms with --lease 500ms" || return 1
+  [ "$took" -ge 280 ] || fail "stopped after ${took}ms, before the 500ms lease less its 200ms grace" || return 1
+  [ "$took" -lt $((500 * SLOW)) ] || fail "took ${took}ms with --lease 500ms: not stopped before the lease ran out" || return 1
+  grep -q 'its lease of 500ms ends in' "$WORK/fl.err" || fail "stderr does not say why: $(cat "$WORK/fl.err")" || return 1
   ! key_exists cli-lease || fail "lock still there" || return 1
   # a command done within its lease: its own status, lock released
   rc=0

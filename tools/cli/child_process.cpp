@@ -9,8 +9,11 @@
 #include <sys/prctl.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
+#include <limits>
 
 #include "process_tree.hpp"
 
@@ -177,7 +180,10 @@ void child_process::tell(guardian::message::kind what, int value) {
 
 void child_process::send(int signal) { tell(guardian::message::forward, signal); }
 
-void child_process::stop_tree() { tell(guardian::message::stop_tree); }
+void child_process::stop_tree(std::chrono::milliseconds kill_after) {
+  const auto ms = std::min<std::int64_t>(kill_after.count(), std::numeric_limits<std::int32_t>::max());
+  tell(guardian::message::stop_tree, static_cast<int>(ms < 0 ? -1 : ms));
+}
 
 void child_process::resume() {
   if (!running()) return;

@@ -43,8 +43,9 @@ class child_process {
   bool running() const { return guardian_ > 0 && !ended_; }
   /// Sends `signal` to COMMAND's process group.
   void send(int signal);
-  /// SIGTERM to every process of the tree, SIGKILL to what is left after the grace.
-  void stop_tree();
+  /// SIGTERM to every process of the tree, SIGKILL to what is left after `kill_after` (negative: the
+  /// grace given to spawn()). Called again, it may only bring the SIGKILL forward.
+  void stop_tree(std::chrono::milliseconds kill_after = std::chrono::milliseconds(-1));
   /// Whether COMMAND's group has the terminal (a Ctrl-C at it reached COMMAND, not deadbolt).
   bool has_terminal() const { return terminal_ >= 0 && handed_terminal_; }
   /// deadbolt after a stop: gives COMMAND the terminal back if deadbolt is in the foreground, and

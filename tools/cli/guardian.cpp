@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <ctime>
@@ -122,11 +123,13 @@ void serve(int control, const command& c) {
   bool terminated = false;      // the tree had its SIGTERM
   std::int64_t kill_at = -1;    // when SIGKILL follows it
   bool told_ended = false;
-  // SIGTERM to every process of the tree, once; SIGKILL to what is left after the grace.
-  auto stop_tree = [&] {
+  // SIGTERM to every process of the tree, once; SIGKILL to what is left after `kill_after_ms` (the
+  // grace by default). A later call may bring the SIGKILL forward (the lease's deadline), never back.
+  auto stop_tree = [&](std::int64_t kill_after_ms) {
+    const std::int64_t at = now_ms() + (kill_after_ms < 0 ? c.grace.count() : kill_after_ms);
+    if (kill_at < 0 || at < kill_at) kill_at = at;
     if (terminated) return signal_tree(self, child, 0);
     terminated = true;
-    kill_at = now_ms() + c.grace.count();
     return signal_tree(self, child, SIGTERM);
   };
 
@@ -139,14 +142,14 @@ void serve(int control, const command& c) {
       if (r == child && !WIFSTOPPED(s)) {
         command_running = false;
         command_status = s;
-        left_behind = stop_tree();
+        left_behind = stop_tree(-1);
         if (left_behind < 0) left_behind = 0;
       }
     }
     if (reap_children(child, s) && command_running) {
       command_running = false;
       command_status = s;
-      left_behind = stop_tree();
+      left_behind = stop_tree(-1);
       if (left_behind < 0) left_behind = 0;
     }
     if (kill_at >= 0 && now_ms() >= kill_at) kill_tree(self, child);
@@ -161,7 +164,10 @@ void serve(int control, const command& c) {
     // While a tree is being stopped, look again every 20 ms: a worker's own parent may reap it, which
     // tells us nothing.
     const bool stopping = !told_ended && (!command_running || kill_at >= 0);
-    timespec tick{0, 20 * 1000 * 1000};
+    // A SIGKILL due sooner (the lease's deadline) is sent on time, not up to a tick late.
+    const std::int64_t until_kill = kill_at >= 0 ? kill_at - now_ms() : 0;
+    const std::int64_t tick_ms = until_kill > 0 ? std::min<std::int64_t>(20, until_kill) : 20;
+    timespec tick{0, static_cast<long>(tick_ms) * 1000 * 1000};
     const int ready = ::ppoll(&p, 1, stopping ? &tick : nullptr, &unblocked);
     if (ready <= 0) continue;  // a child changed state, or the tick
     message m;
@@ -177,7 +183,7 @@ void serve(int control, const command& c) {
       case message::forward:
         if (command_running) ::kill(-child, m.value);
         break;
-      case message::stop_tree: stop_tree(); break;
+      case message::stop_tree: stop_tree(m.value); break;
       case message::resume:
         if (command_running) ::kill(-child, SIGCONT);
         break;

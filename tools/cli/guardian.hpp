@@ -28,7 +28,7 @@ struct message {
   enum kind : std::int32_t {
     // deadbolt -> guardian
     forward = 1,    ///< value: a signal for COMMAND's process group
-    stop_tree = 2,  ///< SIGTERM the whole tree, SIGKILL what is left after the grace
+    stop_tree = 2,  ///< SIGTERM the whole tree, SIGKILL what is left after value ms (-1: the grace)
     resume = 3,     ///< SIGCONT COMMAND's process group (deadbolt was continued)
     // guardian -> deadbolt
     started = 10,     ///< value: COMMAND's pid (its process group id too)

@@ -269,7 +269,11 @@ class runner {
     environment_change secrets = command_environment();
     env.insert(env.end(), secrets.added.begin(), secrets.added.end());
     verbose("running %s", o_.argv[0].c_str());
-    if (auto spawn_error = child_.spawn(o_.argv, env, secrets.removed, o_.grace, [this](child_process::event e) { on_child(e); })) {
+    if (grace() < o_.grace) {
+      verbose("--grace %s is more than %s of the lease: using %s", format_duration(o_.grace).c_str(),
+              o_.lease.count() > 0 ? "half" : "a third", format_duration(grace()).c_str());
+    }
+    if (auto spawn_error = child_.spawn(o_.argv, env, secrets.removed, grace(), [this](child_process::event e) { on_child(e); })) {
       std::fprintf(stderr, "deadbolt: cannot run %s: %s\n", o_.argv[0].c_str(), spawn_error.message().c_str());
       // As shells: 127 when there is no such command, 126 when it cannot be run.
       const bool missing = spawn_error.value() == ENOENT || spawn_error.value() == ENOTDIR;
@@ -284,13 +288,41 @@ class runner {
     });
     if (permit_ && o_.lease.count() == 0) renew_permit(clock::now());
     if (!permit_ && o_.lease.count() == 0) refresh_holder_info();
+    if (!permit_) return watch_deadline();
     if (o_.lease.count() > 0) {
-      // A fixed lease is not renewed: when it runs out, the lock is no longer ours.
+      // A fixed lease is not renewed: when it runs out, the permit is no longer ours.
       lease_timer_.expires_after(o_.lease);
       lease_timer_.async_wait([this](std::error_code ec) {
         if (!ec) lease_lost("the lease of " + format_duration(o_.lease) + " ran out");
       });
     }
+  }
+
+  // How long before the hold's deadline COMMAND gets SIGTERM (--grace), and the delay between SIGTERM
+  // and SIGKILL for what COMMAND leaves behind: at most a third of the watchdog lease (so that a
+  // renewal on time always comes first) or half a fixed --lease.
+  milliseconds grace() const { return std::min(o_.grace, o_.lease.count() > 0 ? o_.lease / 2 : hold_lease() / 3); }
+
+  // The library's deadline of the hold (async_valid_for: the last confirmed send + the lease - the
+  // margin, docs/locks/reentrant_lock.md): COMMAND's tree gets SIGTERM --grace before it and SIGKILL
+  // at it, before the server can expire the lock. Asked again when the timer fires: a renewal that
+  // came meanwhile moved it.
+  void watch_deadline() {
+    with_lock([&](auto& lock) {
+      lock.async_valid_for(owner_, [this](std::error_code ec, milliseconds valid) {
+        if (ec || lost_ || finished_ || !child_.running()) return;
+        if (valid > grace()) {
+          lease_timer_.expires_after(valid - grace());
+          lease_timer_.async_wait([this](std::error_code tec) {
+            if (!tec) watch_deadline();
+          });
+          return;
+        }
+        const std::string why = o_.lease.count() > 0 ? "its lease of " + format_duration(o_.lease) + " ends"
+                                                     : "not renewed in time: the server may expire it";
+        stop_before_deadline(why + " in " + format_duration(valid), valid);
+      });
+    });
   }
 
   // The holder info key (holder_info.hpp) of this hold: "<client uuid>:<owner>[:write]", or the permit.
@@ -334,6 +366,16 @@ class runner {
     forget_holder_info();
     std::fprintf(stderr, "deadbolt: lost lock %s (%s): stopping the command\n", o_.name.c_str(), why.c_str());
     child_.stop_tree();
+  }
+
+  // The hold's deadline is `left` away: SIGTERM now, SIGKILL at the deadline. The run ends as a lost
+  // lease (exit 5): COMMAND could not finish under the lock.
+  void stop_before_deadline(const std::string& why, milliseconds left) {
+    if (lost_ || !child_.running()) return;
+    lost_ = true;
+    forget_holder_info();
+    std::fprintf(stderr, "deadbolt: lost lock %s (%s): stopping the command\n", o_.name.c_str(), why.c_str());
+    child_.stop_tree(left);
   }
 
   void watch_signals() {
@@ -432,6 +474,12 @@ class runner {
       lock.async_unlock(owner_, [this, code](std::error_code ec) {
         if (ec == deadbolt::errc::lease_lost || ec == deadbolt::errc::not_owner) {
           if (!lost_) std::fprintf(stderr, "deadbolt: lock %s was no longer held when the command ended\n", o_.name.c_str());
+          return finish(exit_lease_lost);
+        }
+        // Stopped for its deadline, with a server that did not answer the renewals (and so not the
+        // release either): the lease ends on the server by itself.
+        if (ec && lost_) {
+          verbose("could not release %s: %s", what().c_str(), ec.message().c_str());
           return finish(exit_lease_lost);
         }
         if (ec) return release_refused(ec);

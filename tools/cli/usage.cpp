@@ -12,10 +12,13 @@ constexpr std::string_view run_text = R"(usage: deadbolt run [options] NAME -- C
   -n, --nonblock           do not wait: one attempt (--wait 0)
   -E, --conflict-exit-code N  the exit code when the lock is not had in time (default 4)
       --lease DURATION     hold for a fixed lease instead of the watchdog (COMMAND is stopped
-                           when the lease runs out)
+                           before the lease runs out: see --grace)
       --watchdog DURATION  the watchdog lease (default 30s, at least 30ms), renewed every third
-      --grace DURATION     after a lost lease, and for processes COMMAND leaves behind, SIGTERM
-                           then SIGKILL this much later (default 5s)
+      --grace DURATION     COMMAND's tree gets SIGTERM this long before the lock's deadline (the
+                           last confirmed acquire or renewal's send + the lease - 1% - 2ms) and
+                           SIGKILL at it, before the server can expire the lock (exit 5); also
+                           SIGTERM to SIGKILL for what COMMAND leaves behind and after a lock taken
+                           away (default 5s; at most a third of the watchdog lease, half a --lease)
       --fenced             a fenced lock; COMMAND gets DEADBOLT_FENCING_TOKEN
       --fair               a fair lock: waiters are served in arrival order
       --read, --write      the read (shared) or write (exclusive) half of a read/write lock
@@ -68,7 +71,7 @@ exit codes (every subcommand):
   2    bad arguments, URL or password file
   3    cannot connect, or the server refused the login
   4    run: the lock was not had in time (-w, -n); -E changes it
-  5    run: the lock was lost while COMMAND ran (COMMAND was stopped)
+  5    run: the lock was lost, or its deadline came near, while COMMAND ran (COMMAND was stopped)
   6    run: the server refused the release (the lock may stay held until its lease ends)
   126  run: COMMAND cannot be run;  127: there is no such COMMAND
 )";
