@@ -51,6 +51,9 @@ class blocking_multi_base {
   void unlock() noexcept;
   /// Returns each member's outcome; `ec` as the async_unlock's first code.
   std::vector<std::error_code> unlock(std::error_code& ec) noexcept;
+  /// How long the client still counts on the calling thread's hold of the composite
+  /// (multi_lock::async_valid_for): zero when it holds none, or too few members are valid.
+  std::chrono::milliseconds valid_for();
 
  protected:
   explicit blocking_multi_base(std::vector<blocking_lock> locks);

@@ -56,6 +56,10 @@ void multi_acquire(const std::shared_ptr<multi_core>& core, owner_id owner, std:
                    std::int64_t lease_ms, bool until_acquired, asio::cancellation_slot slot,
                    multi_acquire_done& done);
 void multi_unlock(const std::shared_ptr<multi_core>& core, owner_id owner, multi_unlock_done& done);
+/// How long the composite is valid for `owner`, in ms (each member's async_valid_for): a multi lock,
+/// the least of its members'; a red lock, the (n/2 + 1)-th largest (until fewer than a majority are
+/// valid).
+void multi_valid_for(const std::shared_ptr<multi_core>& core, owner_id owner, multi_acquire_done& done);
 /// Keeps a result vector's buffer for the next unlock on this thread (the handler did not take it).
 void recycle_unlock_results(std::vector<std::error_code>& each) noexcept;
 
@@ -120,6 +124,21 @@ class multi_lock_base {
 
   const executor_type& get_executor() const noexcept { return multi_executor(*core_); }
   std::size_t size() const noexcept { return multi_size(*core_); }
+
+  /// How long this client still counts on `owner`'s hold of the composite, from its members'
+  /// reentrant_lock::async_valid_for (answered locally; each member's from the send time of the
+  /// request that last confirmed it, so the time the acquisition took is already taken off): a
+  /// multi lock, the least of its members' (zero once one is lost or not held); a red lock, the time
+  /// until fewer than a majority of its members are valid. Signature:
+  /// void(std::error_code, std::chrono::milliseconds).
+  template <typename Token>
+  auto async_valid_for(owner_id owner, Token&& token) {
+    return asio::async_initiate<Token, result_ms::signature>(
+        [](auto handler, std::shared_ptr<multi_core> core, owner_id owner) {
+          multi_valid_for(core, owner, *multi_completion<std::decay_t<decltype(handler)>, result_ms>::create(std::move(handler)));
+        },
+        token, core_, owner);
+  }
 
  protected:
   multi_lock_base(executor_type ex, std::vector<reentrant_lock> locks, multi_kind kind)

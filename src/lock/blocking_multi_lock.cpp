@@ -70,6 +70,12 @@ std::vector<std::error_code> blocking_multi_base<AsyncMulti>::unlock(std::error_
 }
 
 template <typename AsyncMulti>
+std::chrono::milliseconds blocking_multi_base<AsyncMulti>::valid_for() {
+  std::error_code ec;  // answered locally: fails only when a member's client is gone
+  return async_.async_valid_for(calling_thread(), blocking_token(gate_list_.data(), gate_list_.size(), ec));
+}
+
+template <typename AsyncMulti>
 void blocking_multi_base<AsyncMulti>::unlock() noexcept {
   std::error_code ignored;  // as blocking_lock::unlock(): use unlock(ec) to see the outcome
   unlock(ignored);

@@ -14,6 +14,8 @@
 //             result vector is recycled when its handler leaves it (takes it by reference): steady-state
 //             acquire/unlock pairs do not allocate.
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -395,6 +397,42 @@ class multi_unlock_op : public std::enable_shared_from_this<multi_unlock_op> {
   std::size_t pending_;
 };
 
+// Each member's validity, asked in parallel; the composite's is the one at the quorum's place.
+class multi_valid_op : public std::enable_shared_from_this<multi_valid_op> {
+ public:
+  multi_valid_op(std::shared_ptr<multi_core> m, owner_id owner, multi_acquire_done& done)
+      : m_(std::move(m)), owner_(owner), done_(done), pending_(m_->n()), each_(m_->n(), 0) {}
+
+  void start() {
+    if (m_->locks.empty()) return done_.complete(errc::invalid_config, 0);
+    for (std::size_t i = 0; i < m_->n(); ++i) {
+      m_->locks[i].async_valid_for(owner_, asio::bind_executor(m_->strand, [self = shared_from_this(), i](
+                                                                               std::error_code ec, std::chrono::milliseconds v) {
+                                     self->each_[i] = ec ? 0 : v.count();
+                                     if (ec && !self->first_error_) self->first_error_ = ec;
+                                     if (--self->pending_ == 0) self->report();
+                                   }));
+    }
+  }
+
+ private:
+  void report() {
+    // Valid while the members the composite needs are: all of them, or a majority.
+    const std::size_t needed = m_->n() - m_->failed_limit();
+    std::sort(each_.begin(), each_.end(), std::greater<>());
+    const std::int64_t valid = each_[needed - 1];
+    m_.reset();  // as multi_unlock_op: the members are let go before the caller hears back
+    done_.complete(valid > 0 ? std::error_code() : first_error_, valid);
+  }
+
+  std::shared_ptr<multi_core> m_;
+  owner_id owner_;
+  multi_acquire_done& done_;
+  std::size_t pending_;
+  cached_vector<std::int64_t> each_;
+  std::error_code first_error_;
+};
+
 }  // namespace
 
 std::shared_ptr<multi_core> make_multi_core(asio::any_io_executor ex, std::vector<reentrant_lock> locks,
@@ -415,6 +453,10 @@ void multi_acquire(const std::shared_ptr<multi_core>& core, owner_id owner, std:
 
 void multi_unlock(const std::shared_ptr<multi_core>& core, owner_id owner, multi_unlock_done& done) {
   asio::dispatch(core->strand, [op = make_op<multi_unlock_op>(core, owner, done)] { op->start(); });
+}
+
+void multi_valid_for(const std::shared_ptr<multi_core>& core, owner_id owner, multi_acquire_done& done) {
+  asio::dispatch(core->strand, [op = make_op<multi_valid_op>(core, owner, done)] { op->start(); });
 }
 
 void recycle_unlock_results(std::vector<std::error_code>& each) noexcept {

@@ -56,6 +56,27 @@ TEST_CASE("multi lock across two clients on different servers and io_contexts") 
   CHECK_FALSE(call<errors>([&](auto cb) { lock.async_unlock(3, cb); }).ec);
 }
 
+TEST_CASE("multi lock validity: the least of its members'; zero once one is lost") {
+  auto servers = deadbolt::test::redis_servers();
+  deadbolt::test::io_thread io;
+  deadbolt::test::clients cs(io, servers);
+  const std::string name = unique_name("multi-valid");
+  deadbolt::multi_lock lock(cs.locks(name, 2));
+  auto valid_for = [&] { return call<std::chrono::milliseconds>([&](auto cb) { lock.async_valid_for(4, cb); }).value; };
+  CHECK(valid_for() == 0ms);
+  auto got = call<bool>([&](auto cb) { lock.async_try_lock(4, 500ms, 3s, cb); });  // taken for 1 s, then set to 3 s
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(got.value);
+  const auto valid = valid_for();
+  CHECK(valid > 1000ms);  // the members' deadlines follow the lease they were set to
+  CHECK(valid <= 3000ms - 32ms);
+  auto first = cs.all[0]->lock(name);
+  CHECK(call<std::chrono::milliseconds>([&](auto cb) { first.async_valid_for(4, cb); }).value >= valid);
+  CHECK_FALSE(call([&](auto cb) { first.async_unlock(4, cb); }).ec);  // one member gone: the composite is not held
+  CHECK(valid_for() == 0ms);
+  call<errors>([&](auto cb) { lock.async_unlock(4, cb); });
+}
+
 TEST_CASE("multi lock: one member held elsewhere, try_lock fails and releases what it took") {
   auto servers = deadbolt::test::redis_servers();
   deadbolt::test::io_thread io;

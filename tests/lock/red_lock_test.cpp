@@ -67,6 +67,37 @@ TEST_CASE("red lock over five servers: validity reported, all five held, all rel
   CHECK_FALSE(call<errors>([&](auto cb) { lock.async_unlock(2, cb); }).ec);
 }
 
+TEST_CASE("red lock validity: the majority's, from the members' deadlines; one member lost leaves the rest") {
+  auto servers = deadbolt::test::redis_servers();
+  REQUIRE(servers.size() == 5);
+  deadbolt::test::io_thread io;
+  deadbolt::test::clients cs(io, servers);
+  cs.connect();
+  const std::string name = unique_name("red-valid");
+  deadbolt::red_lock lock(cs.locks(name, 3));
+  auto valid_for = [&] { return call<std::chrono::milliseconds>([&](auto cb) { lock.async_valid_for(1, cb); }).value; };
+  CHECK(valid_for() == 0ms);  // not held
+
+  auto got = call<std::chrono::milliseconds>([&](auto cb) { lock.async_try_lock(1, 0ms, 5s, cb); });
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(got.value > 0ms);
+  const auto valid = valid_for();
+  CHECK(valid > 0ms);
+  CHECK(valid <= 5000ms - 52ms);  // the lease less its margin (1% + 2 ms)
+  CHECK(valid >= got.value - 100ms);
+
+  // One member lost (deleted behind its back, then unlocked): two of three are still a majority.
+  auto member = cs.all[0]->lock(name);
+  REQUIRE(servers[0].cli("del " + name) == "1");
+  CHECK(call([&](auto cb) { member.async_unlock(1, cb); }).ec == errc::not_owner);
+  CHECK(valid_for() > 0ms);
+  // A second one: no majority any more.
+  auto second = cs.all[1]->lock(name);
+  CHECK_FALSE(call([&](auto cb) { second.async_unlock(1, cb); }).ec);
+  CHECK(valid_for() == 0ms);
+  call<errors>([&](auto cb) { lock.async_unlock(1, cb); });
+}
+
 TEST_CASE("two red locks contending: the second fails while the first holds") {
   auto servers = deadbolt::test::redis_servers();
   deadbolt::test::io_thread io;
@@ -175,8 +206,11 @@ TEST_CASE("blocking red lock: std::unique_lock and the validity") {
   CHECK_FALSE(ec);
   CHECK(validity > 2500ms);
   CHECK(validity < 3000ms);
+  CHECK(lock.valid_for() > 2000ms);
+  CHECK(lock.valid_for() <= 3000ms - 32ms);
   lock.unlock(ec);
   CHECK_FALSE(ec);
+  CHECK(lock.valid_for() == 0ms);
   CHECK(count_holding(servers, name) == 0);
 }
 
