@@ -31,7 +31,8 @@ man_page_renders() {
   local warnings
   warnings=$(groff -man -Tutf8 -ww "$SRC/docs/deadbolt.1" 2>&1 >/dev/null)
   [ -z "$warnings" ] || { echo "$warnings"; return 1; }
-  groff -man -Tutf8 "$SRC/docs/deadbolt.1" 2>/dev/null | sed $'s/.\b//g' | grep -q 'EXIT STATUS' || { echo "no EXIT STATUS section"; return 1; }
+  # grep reads it all (not -q): under pipefail, sed writing after an early grep exit would fail it.
+  groff -man -Tutf8 "$SRC/docs/deadbolt.1" 2>/dev/null | sed $'s/.\b//g' | grep 'EXIT STATUS' >/dev/null || { echo "no EXIT STATUS section"; return 1; }
 }
 
 completes() {  # completes "WORDS..." EXPECTED
