@@ -228,9 +228,9 @@ std::error_code config::validate(endpoint& ep) const {
                   client_name.find_first_of(" \r\n") == std::string::npos;
   if (!ok) return errc::invalid_config;
   // The margin: not negative, and small enough that a watchdog hold's deadline comes after two renewals.
+  const double watchdog_ms = static_cast<double>(watchdog_timeout.count());
   const bool margin_ok = lease_margin >= milliseconds(0) && clock_drift_factor >= 0 && clock_drift_factor < 0.5 &&
-                         static_cast<double>(lease_margin.count()) + static_cast<double>(watchdog_timeout.count()) * clock_drift_factor <
-                             static_cast<double>(watchdog_timeout.count()) / 3;
+                         static_cast<double>(lease_margin.count()) + watchdog_ms * clock_drift_factor < watchdog_ms / 3;
   if (!margin_ok) return errc::invalid_config;
 #if DEADBOLT_HAS_TLS
   // Last: it reads the CA, certificate and key files.

@@ -135,7 +135,8 @@ class multi_lock_base {
   auto async_valid_for(owner_id owner, Token&& token) {
     return asio::async_initiate<Token, result_ms::signature>(
         [](auto handler, std::shared_ptr<multi_core> core, owner_id owner) {
-          multi_valid_for(core, owner, *multi_completion<std::decay_t<decltype(handler)>, result_ms>::create(std::move(handler)));
+          using done_type = multi_completion<std::decay_t<decltype(handler)>, result_ms>;
+          multi_valid_for(core, owner, *done_type::create(std::move(handler)));
         },
         token, core_, owner);
   }

@@ -8,9 +8,10 @@
 // deadline on the client has passed (holds.hpp: valid_until(), the watchdog's and fixed leases alike),
 // and the timer is armed for the earliest of the next renewal and the next deadline: one timer for
 // every hold, re-armed only when a new deadline comes before the armed run. A renewal answered after
-// the hold's deadline does not bring it back: the client stopped counting on it at the deadline. A batch the server refuses is a renewal failure (metrics and log, with the server's
-// reason); one refused with CROSSSLOT teaches the topology that the endpoint enforces slots, and the
-// holds are renewed again at once, slot by slot.
+// the hold's deadline does not bring it back: the client stopped counting on it at the deadline. A
+// batch the server refuses is a renewal failure (metrics and log, with the server's reason); one
+// refused with CROSSSLOT teaches the topology that the endpoint enforces slots, and the holds are
+// renewed again at once, slot by slot.
 #pragma once
 
 #include <cstdint>

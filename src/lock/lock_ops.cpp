@@ -366,7 +366,8 @@ op_ref start_query(client_core& engine, const std::shared_ptr<const lock_names>&
       core.complete_later(done, {}, held != hold_table::none && holds[held].lost ? 1 : 0);
     } else {
       const std::int64_t now = port::monotonic_ns();
-      core.complete_later(done, {}, held == hold_table::none ? 0 : valid_for_ms(holds[held], core.settings().margin, now));
+      const std::int64_t valid_ms = held == hold_table::none ? 0 : valid_for_ms(holds[held], core.settings().margin, now);
+      core.complete_later(done, {}, valid_ms);
     }
     return {};
   }

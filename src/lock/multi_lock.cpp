@@ -406,12 +406,12 @@ class multi_valid_op : public std::enable_shared_from_this<multi_valid_op> {
   void start() {
     if (m_->locks.empty()) return done_.complete(errc::invalid_config, 0);
     for (std::size_t i = 0; i < m_->n(); ++i) {
-      m_->locks[i].async_valid_for(owner_, asio::bind_executor(m_->strand, [self = shared_from_this(), i](
-                                                                               std::error_code ec, std::chrono::milliseconds v) {
-                                     self->each_[i] = ec ? 0 : v.count();
-                                     if (ec && !self->first_error_) self->first_error_ = ec;
-                                     if (--self->pending_ == 0) self->report();
-                                   }));
+      auto answered = [self = shared_from_this(), i](std::error_code ec, std::chrono::milliseconds v) {
+        self->each_[i] = ec ? 0 : v.count();
+        if (ec && !self->first_error_) self->first_error_ = ec;
+        if (--self->pending_ == 0) self->report();
+      };
+      m_->locks[i].async_valid_for(owner_, asio::bind_executor(m_->strand, std::move(answered)));
     }
   }
 

@@ -70,7 +70,7 @@ deadbolt::config deadline_config(const deadbolt::test::redis_server& redis) {
 
 }  // namespace
 
-TEST_CASE("a frozen server: a watchdog hold is lost on the client at send time + lease - margin, before the key can expire") {
+TEST_CASE("a frozen server: a watchdog hold is lost at send time + lease - margin, before the key can expire") {
   deadbolt::test::redis_server redis;
   deadbolt::test::io_thread io;
   lost_moment lost;
@@ -80,7 +80,8 @@ TEST_CASE("a frozen server: a watchdog hold is lost on the client at send time +
   auto lock = c.lock(name);
   REQUIRE_FALSE(call([&](auto cb) { c.async_connect(cb); }).ec);
 
-  const auto before_send = clock_type::now();  // the acquire is sent after this: its lease ends after before_send + lease
+  // The acquire is sent after this, so its lease ends on the server after before_send + lease.
+  const auto before_send = clock_type::now();
   REQUIRE_FALSE(call([&](auto cb) { lock.async_lock(1, cb); }).ec);  // watchdog
   redis.pause();  // before the first renewal (a third of the lease): nothing more is confirmed
   resume_on_exit resume{redis};

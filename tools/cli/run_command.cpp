@@ -273,7 +273,8 @@ class runner {
       verbose("--grace %s is more than %s of the lease: using %s", format_duration(o_.grace).c_str(),
               o_.lease.count() > 0 ? "half" : "a third", format_duration(grace()).c_str());
     }
-    if (auto spawn_error = child_.spawn(o_.argv, env, secrets.removed, grace(), [this](child_process::event e) { on_child(e); })) {
+    auto on_event = [this](child_process::event e) { on_child(e); };
+    if (auto spawn_error = child_.spawn(o_.argv, env, secrets.removed, grace(), on_event)) {
       std::fprintf(stderr, "deadbolt: cannot run %s: %s\n", o_.argv[0].c_str(), spawn_error.message().c_str());
       // As shells: 127 when there is no such command, 126 when it cannot be run.
       const bool missing = spawn_error.value() == ENOENT || spawn_error.value() == ENOTDIR;
