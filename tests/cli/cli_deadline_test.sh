@@ -70,10 +70,11 @@ frozen() {
 # ---- cases ---------------------------------------------------------------------------------------
 
 # Under the watchdog: no renewal is answered; --grace before the deadline, the tree gets SIGTERM.
-frozen_watchdog() { frozen cli-frozen-watchdog "$WORK/fw" 3000 --watchdog 3s --grace 600ms; }
+# (Under an emulator, everything takes SLOW times longer: so do the lease and the grace.)
+frozen_watchdog() { frozen cli-frozen-watchdog "$WORK/fw" $((3000 * SLOW)) --watchdog $((3000 * SLOW))ms --grace $((600 * SLOW))ms; }
 
 # A fixed lease: the tree is stopped --grace before the lease's deadline, not when it has run out.
-frozen_fixed_lease() { frozen cli-frozen-lease "$WORK/fl" 3000 --lease 3s --grace 600ms; }
+frozen_fixed_lease() { frozen cli-frozen-lease "$WORK/fl" $((3000 * SLOW)) --lease $((3000 * SLOW))ms --grace $((600 * SLOW))ms; }
 
 # ---- driver --------------------------------------------------------------------------------------
 ALL=(frozen_watchdog frozen_fixed_lease)

@@ -71,7 +71,8 @@ TEST_CASE("multi lock validity: the least of its members'; zero once one is lost
   CHECK(valid > 1000ms);  // the members' deadlines follow the lease they were set to
   CHECK(valid <= 3000ms - 32ms);
   auto first = cs.all[0]->lock(name);
-  CHECK(call<std::chrono::milliseconds>([&](auto cb) { first.async_valid_for(4, cb); }).value >= valid);
+  // A member's own validity, asked a moment later: about the composite's (the least) or more.
+  CHECK(call<std::chrono::milliseconds>([&](auto cb) { first.async_valid_for(4, cb); }).value >= valid - 100ms);
   CHECK_FALSE(call([&](auto cb) { first.async_unlock(4, cb); }).ec);  // one member gone: the composite is not held
   CHECK(valid_for() == 0ms);
   call<errors>([&](auto cb) { lock.async_unlock(4, cb); });
