@@ -142,7 +142,13 @@ void subscriber::free_channel(std::uint32_t ch) {
 std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_policy policy,
                                  std::chrono::nanoseconds timeout, std::uint64_t seen) {
   if (stopped_) return errc::shutting_down;
-  if (free_slots_.empty()) return table_full(table_kind::waiters, errc::waiter_table_full);
+  // A contender re-checking after a wake-up keeps its place in the table: a newcomer is admitted only
+  // to a place none of them will come back for (else the contender's next wait() would find the table
+  // full, and its operation fail, though it was admitted first).
+  const std::size_t away = contenders_ - waiters_in_use_;  // contenders not parked right now
+  if (w.contending ? free_slots_.empty() : free_slots_.size() <= away) {
+    return table_full(table_kind::waiters, errc::waiter_table_full);
+  }
   std::uint32_t ch = find_channel(channel);
   if (ch == none) {
     ch = claim_channel(channel, policy);
@@ -163,6 +169,7 @@ std::error_code subscriber::wait(waiter& w, std::string_view channel, wake_polic
     w.contending = true;
     w.contended_channel = ch;
     ++c.contenders;
+    ++contenders_;
   }
   // A message that came after the caller's attempt was sent, while it was not parked, is delivered
   // now, through the timer (never from inside wait()).
@@ -201,6 +208,7 @@ bool subscriber::cancel(waiter& w) {
 void subscriber::withdraw(waiter& w) {
   if (!w.contending) return;
   w.contending = false;
+  --contenders_;
   channel_entry& c = channels_[w.contended_channel];
   if (c.contenders > 0) --c.contenders;
   if (c.contenders == 0 && c.waiters == 0) release_channel(w.contended_channel);

@@ -84,7 +84,8 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   void replace();
 
   /// Parks `w` on `channel` for at most `timeout`. Fails (without parking) with waiter_table_full or
-  /// channel_table_full; otherwise w.on_wake() is called exactly once, later, never from inside wait().
+  /// channel_table_full (a contender keeps its place between its waits: a newcomer is refused when
+  /// the free places are all theirs); otherwise w.on_wake() is called exactly once, later, never from inside wait().
   /// `seen` is what messages_on(channel) said before the attempt that found the lock busy: if a message
   /// came since (the unlock raced the attempt's reply), the waiter is woken at once instead of missing it.
   std::error_code wait(waiter& w, std::string_view channel, wake_policy policy,
@@ -180,6 +181,7 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   std::vector<waiter_slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::size_t waiters_in_use_ = 0;
+  std::size_t contenders_ = 0;  // waiters between their first wait() and withdraw(), parked or not
   std::size_t channels_in_use_ = 0;
   asio::steady_timer sweep_timer_;
   bool sweep_armed_ = false;

@@ -11,6 +11,7 @@
 #include "support/lock_test.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
+#include "sync/pubsub.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
@@ -198,6 +199,39 @@ TEST_CASE("a full waiter table is an error, not a wait") {
   CHECK(second.ec == errc::waiter_table_full);
   CHECK_FALSE(first.get_future().get());
   REQUIRE_FALSE(call([&](auto cb) { holder.lock(name).async_unlock(1, cb); }).ec);
+}
+
+TEST_CASE("a waiter re-checking after a wake-up keeps its place in a full waiter table") {
+  // The first waiter (lock x) is woken (its subscriber connection is killed and made again) and
+  // re-checks while a second attempt (lock y: nobody contends there, so it is sent) is answered
+  // "busy": the second must not take the first one's place, or the first one's next wait finds the
+  // table full and its lock fails though it came first.
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  auto cfg = config_for(redis);
+  cfg.max_waiters = 1;
+  deadbolt::client holder(io.executor(), config_for(redis));
+  deadbolt::client c(io.executor(), cfg);
+  const std::string x = unique_name("full-recheck-x"), y = unique_name("full-recheck-y");
+  REQUIRE_FALSE(call([&](auto cb) { holder.lock(x).async_lock(1, cb); }).ec);
+  REQUIRE_FALSE(call([&](auto cb) { holder.lock(y).async_lock(1, cb); }).ec);
+  std::promise<std::error_code> first, second;
+  c.lock(x).async_try_lock(1, 6s, 0ms, [&](std::error_code ec, bool) { first.set_value(ec); });
+  REQUIRE(deadbolt::test::subscribers_reach(redis, "redisson_lock__channel:{" + x + "}", 1));
+  // Scripts wait while writes are paused, so both attempts below are answered in the order sent,
+  // after the pause: the second's first, while the first waiter is away re-checking.
+  REQUIRE(redis.cli("client pause 1500 write") == "OK");
+  c.lock(y).async_try_lock(2, 6s, 0ms, [&](std::error_code ec, bool) { second.set_value(ec); });
+  std::this_thread::sleep_for(100ms);  // the second attempt is sent
+  REQUIRE(redis.cli("client kill type pubsub") == "1");  // the first waiter wakes, re-checks
+  auto second_done = second.get_future();
+  const bool refused = second_done.wait_for(4s) == std::future_status::ready;
+  CHECK(refused);  // else it took the first waiter's place, and waits
+  REQUIRE_FALSE(call([&](auto cb) { holder.lock(x).async_unlock(1, cb); }).ec);
+  CHECK(first.get_future().get() == std::error_code());  // woken by the unlock: it holds x
+  CHECK(redis.cli("hexists '" + x + "' '" + c.id() + ":1'") == "1");
+  REQUIRE_FALSE(call([&](auto cb) { holder.lock(y).async_unlock(1, cb); }).ec);
+  CHECK(second_done.get() == errc::waiter_table_full);
 }
 
 TEST_CASE("a key of the wrong type is a clear error") {
