@@ -3,12 +3,14 @@
 // replica) or because it was SIGKILLed: the holder keeps its hold (it was replicated) and releases it
 // on the new master, the waiter gets the lock before its deadline, nothing hangs. A hold the new master
 // never received is reported through the lease-lost signal. A shard that stops answering costs only
-// its own leases: the other masters' are still renewed.
+// its own leases: the other masters' are still renewed. A command redirected to a node whose connection
+// is down waits for the layout, and follows the slot to the replica promoted in that node's place.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <future>
 #include <mutex>
 #include <sstream>
@@ -80,6 +82,36 @@ std::future<wait_result> wait_for_lock(deadbolt::blocking_client& other, const s
     if (r.acquired) lock.unlock();
     return r;
   });
+}
+
+// Every node answers and says cluster_state:ok (the cases above kill, pause and restart nodes).
+bool cluster_settled(const deadbolt::test::redis_cluster& cluster, std::chrono::milliseconds within) {
+  const auto until = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < until) {
+    const bool ok = std::all_of(cluster.nodes().begin(), cluster.nodes().end(), [](const auto& n) {
+      return n.cli("cluster info", 2).find("cluster_state:ok") != std::string::npos;
+    });
+    if (ok) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+// The ids of the connections named `client_name` on `node` (CLIENT LIST: "id=N addr=... name=...").
+std::vector<std::string> connections_named(const deadbolt::test::redis_server& node, const std::string& client_name) {
+  std::vector<std::string> ids;
+  std::istringstream list(node.cli("client list"));
+  for (std::string line; std::getline(list, line);) {
+    if (line.find(" name=" + client_name + " ") == std::string::npos) continue;
+    ids.push_back(line.substr(3, line.find(' ') - 3));
+  }
+  return ids;
+}
+
+// Whether `node` answers a command on `key` with MOVED to the node on `port`.
+bool redirects_to(const deadbolt::test::redis_server& node, const std::string& key, std::uint16_t port) {
+  const std::string reply = node.cli("get '" + key + "'");
+  return reply.find("MOVED") != std::string::npos && reply.find(":" + std::to_string(port)) != std::string::npos;
 }
 
 }  // namespace cluster_failover_test
@@ -250,4 +282,100 @@ TEST_CASE("one shard down: the locks on the other masters keep their leases") {
   std::lock_guard<std::mutex> hold(lost_mutex);
   CHECK(std::find(lost.begin(), lost.end(), kept_name) == lost.end());
   CHECK(lost.size() == on_down.size());  // the paused shard's leases are lost, and reported
+}
+
+TEST_CASE("a MOVED to a node marked down: the command waits, then follows the slot to the promoted replica") {
+  // The client knows the layout; a slot moves to master B behind its back while the client's
+  // connection to B is down (cut, its next attempt not due yet); B's replica takes over. The command
+  // is sent where the client thinks the slot is and gets MOVED to B. Sent into B's connection, it sat
+  // there until that connection's next attempt or its own deadline, following no new layout; it must
+  // wait as a route to a down node does, and go where the layout names the slot's master now.
+  deadbolt::test::redis_cluster cluster;
+  REQUIRE(cluster_settled(cluster, 15000ms));
+  deadbolt::config cfg = deadbolt::test::cluster_config(cluster);
+  cfg.command_timeout = 3000ms;
+  // A dropped connection tries again 10 to 20 s later: B's stays down for the whole case. (A command
+  // in the queue of a down connection leaves it when the next attempt fails: for a killed node within
+  // the backoff, for a silent host only after connect_timeout. Here it is never before its deadline.)
+  cfg.reconnect_min = 20000ms;
+  cfg.reconnect_max = 20000ms;
+  cfg.replica_sync = deadbolt::replica_sync_mode::off;  // about routing, not about WAIT on a new master
+  cfg.client_name = deadbolt::test::unique_name("redirect-down-client");  // to find its connection to B
+  deadbolt::blocking_client client(cfg);
+
+  // A name on master A whose slot holds no key (SETSLOT ... NODE refuses to give a slot away with keys
+  // in it), and a master B with a replica, which will take over.
+  std::string name, slot;
+  const deadbolt::test::redis_server* from = nullptr;
+  for (int i = 0; i < 100 && slot.empty(); ++i) {
+    name = deadbolt::test::unique_name("redirect-down");
+    from = master_of(cluster, name);
+    const std::string s = from->cli("cluster keyslot '" + name + "'");
+    if (from->cli("cluster countkeysinslot " + s) == "0") slot = s;
+  }
+  REQUIRE_FALSE(slot.empty());
+  const deadbolt::test::redis_server* to = nullptr;
+  for (const auto& n : cluster.nodes()) {
+    if (n.port() != from->port() && n.cli("role").rfind("master", 0) == 0) to = &n;
+  }
+  REQUIRE(to != nullptr);
+  const deadbolt::test::redis_server* heir = replica_of(cluster, *to);
+  REQUIRE(heir != nullptr);
+
+  // The client learns the layout (the slot on A) and has a connection to B.
+  auto lock = client.lock(name);
+  REQUIRE(lock.try_lock());
+  lock.unlock();
+  std::string on_to;
+  do on_to = deadbolt::test::unique_name("redirect-down-b");
+  while (to->cli("get '" + on_to + "'").find("MOVED") != std::string::npos);
+  auto other = client.lock(on_to);
+  REQUIRE(other.try_lock());
+  other.unlock();
+
+  // The client's connection to B drops: B is marked down, the layout read again (the slot still on A).
+  const std::vector<std::string> ids = connections_named(*to, cfg.client_name);
+  REQUIRE(ids.size() == 1);
+  REQUIRE(to->cli("client kill id " + ids.front()) == "1");
+  std::this_thread::sleep_for(300ms);
+
+  // The slot moves from A to B (as a resharding does: B's epoch goes up, so every node takes it),
+  // and B's replica learns it, so that it takes the slot over with B's others.
+  const std::string from_id = from->cli("cluster myid"), to_id = to->cli("cluster myid");
+  REQUIRE(to->cli("cluster setslot " + slot + " importing " + from_id) == "OK");
+  REQUIRE(from->cli("cluster setslot " + slot + " migrating " + to_id) == "OK");
+  REQUIRE(to->cli("cluster setslot " + slot + " node " + to_id) == "OK");
+  for (const auto& m : cluster.masters()) REQUIRE(m.cli("cluster setslot " + slot + " node " + to_id) == "OK");
+  REQUIRE(redirects_to(*from, name, to->port()));
+  const auto learnt = std::chrono::steady_clock::now() + 5s;
+  while (!redirects_to(*heir, name, to->port()) && std::chrono::steady_clock::now() < learnt) {
+    std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(redirects_to(*heir, name, to->port()));
+
+  // The command goes to A (the client's layout), which answers MOVED to B, down for the client.
+  struct outcome {
+    bool got = false;
+    std::error_code ec;
+    std::string on_heir;  // EXISTS on B's replica while held
+  };
+  auto attempt = std::async(std::launch::async, [&client, name, heir] {
+    auto l = client.lock(name);
+    outcome o;
+    o.got = l.try_lock(o.ec);  // no wait of its own: one command, bounded by command_timeout
+    if (o.got) {
+      o.on_heir = heir->cli("exists '" + name + "'");
+      l.unlock();
+    }
+    return o;
+  });
+  std::this_thread::sleep_for(500ms);  // redirected by now
+  REQUIRE(heir->cli("cluster failover takeover") == "OK");  // B becomes its replica when it hears
+  REQUIRE(becomes_master(*heir, 5s));
+
+  REQUIRE(attempt.wait_for(10s) == std::future_status::ready);
+  const outcome o = attempt.get();
+  CHECK_MESSAGE(o.got, "try_lock failed: " << o.ec.message());
+  CHECK_FALSE(o.ec);
+  if (o.got) CHECK(o.on_heir == "1");  // it followed the slot to the promoted replica
 }
