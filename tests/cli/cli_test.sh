@@ -143,7 +143,11 @@ fixed_lease_runs_out() {
   local took=$(($(now_ms) - start))
   [ "$rc" = 5 ] || fail "exit $rc, expected 5; stderr: $(cat "$WORK/fl.err")" || return 1
   [ "$took" -ge 280 ] || fail "stopped after ${took}ms, before the 500ms lease less its 200ms grace" || return 1
-  [ "$took" -lt $((500 * SLOW)) ] || fail "took ${took}ms with --lease 500ms: not stopped before the lease ran out" || return 1
+  # From before deadbolt started, so its start and connection count too (517 ms once under ASan on a
+  # busy machine): this only shows that COMMAND was stopped at the lease's end, not left to run.
+  # That the stop comes before the key can expire is cli_deadline_test's business (against the key's
+  # expiry, the server frozen).
+  [ "$took" -lt $((2000 * SLOW)) ] || fail "took ${took}ms with --lease 500ms: not stopped when the lease ran out" || return 1
   grep -q 'its lease of 500ms ends in' "$WORK/fl.err" || fail "stderr does not say why: $(cat "$WORK/fl.err")" || return 1
   ! key_exists cli-lease || fail "lock still there" || return 1
   # a command done within its lease: its own status, lock released
