@@ -129,7 +129,10 @@ TEST_CASE("read/write lock: the watchdog renews our read holds, and hears when o
   deadbolt::test::redis_server redis;
   deadbolt::test::io_thread io;
   auto cfg = config_for(redis);
-  cfg.watchdog_timeout = 300ms;
+  // Renewed every 300 ms. Not shorter: a hold whose renewal comes back later than its deadline (the
+  // lease less its margin after the last confirmed send) is lost, which a busy CI machine can make
+  // happen to a 300 ms lease (it did, on the server matrix's run).
+  cfg.watchdog_timeout = 900ms;
   deadbolt::client c(io.executor(), cfg);
   std::promise<std::string> lost;
   c.on_lease_lost([&lost](std::string_view lock_name, std::int64_t owner) {
@@ -138,7 +141,7 @@ TEST_CASE("read/write lock: the watchdog renews our read holds, and hears when o
   const std::string name = unique_name("rw-renew");
   auto rw = c.read_write_lock(name);
   REQUIRE_FALSE(call([&](auto cb) { rw.read().async_lock(1, cb); }).ec);
-  std::this_thread::sleep_for(1200ms);  // four leases
+  std::this_thread::sleep_for(1200ms);  // more than a lease: only the renewals keep it
   const std::string key = "{" + name + "}:" + c.id() + ":1:rwlock_timeout:1";
   CHECK(std::stoi(redis.cli("pttl " + key)) > 0);
   CHECK(call<bool>([&](auto cb) { rw.read().async_is_held_by(1, cb); }).value);

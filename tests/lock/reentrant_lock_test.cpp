@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -210,6 +211,7 @@ TEST_CASE("a waiter re-checking after a wake-up keeps its place in a full waiter
   deadbolt::test::io_thread io;
   auto cfg = config_for(redis);
   cfg.max_waiters = 1;
+  cfg.client_name = unique_name("full-recheck-client");  // to find its subscriber connection
   deadbolt::client holder(io.executor(), config_for(redis));
   deadbolt::client c(io.executor(), cfg);
   const std::string x = unique_name("full-recheck-x"), y = unique_name("full-recheck-y");
@@ -220,10 +222,19 @@ TEST_CASE("a waiter re-checking after a wake-up keeps its place in a full waiter
   REQUIRE(deadbolt::test::subscribers_reach(redis, "redisson_lock__channel:{" + x + "}", 1));
   // Scripts wait while writes are paused, so both attempts below are answered in the order sent,
   // after the pause: the second's first, while the first waiter is away re-checking.
+  // Its subscriber connection: the server is shared with other tests, whose connections stay.
+  std::string subscriber_id;
+  std::istringstream list(redis.cli("client list"));
+  for (std::string line; std::getline(list, line);) {
+    if (line.find(" name=" + cfg.client_name + " ") == std::string::npos) continue;
+    if (line.compare(0, 3, "id=") != 0 || line.find(" sub=1 ") == std::string::npos) continue;
+    subscriber_id = line.substr(3, line.find(' ') - 3);
+  }
+  REQUIRE_FALSE(subscriber_id.empty());
   REQUIRE(redis.cli("client pause 1500 write") == "OK");
   c.lock(y).async_try_lock(2, 6s, 0ms, [&](std::error_code ec, bool) { second.set_value(ec); });
   std::this_thread::sleep_for(100ms);  // the second attempt is sent
-  REQUIRE(redis.cli("client kill type pubsub") == "1");  // the first waiter wakes, re-checks
+  CHECK(redis.cli("client kill id " + subscriber_id) == "1");  // the first waiter wakes, re-checks
   auto second_done = second.get_future();
   const bool refused = second_done.wait_for(4s) == std::future_status::ready;
   CHECK(refused);  // else it took the first waiter's place, and waits
