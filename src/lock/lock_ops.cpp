@@ -362,12 +362,15 @@ op_ref start_query(client_core& engine, const std::shared_ptr<const lock_names>&
   if (q == lock_query::lease_lost || q == lock_query::valid_for) {
     const hold_table& holds = core.held_locks();
     const std::uint32_t held = holds.find(names->name, owner, names->protocol->field());
+    const std::int64_t now = port::monotonic_ns();
+    const lease_margin& margin = core.settings().margin;
     if (q == lock_query::lease_lost) {
-      core.complete_later(done, {}, held != hold_table::none && holds[held].lost ? 1 : 0);
+      // Lost from the deadline on, also in the moment before the watchdog's timer has marked it so.
+      const bool lost = held != hold_table::none &&
+                        (holds[held].lost || (watched(holds[held]) && now >= valid_until(holds[held], margin)));
+      core.complete_later(done, {}, lost ? 1 : 0);
     } else {
-      const std::int64_t now = port::monotonic_ns();
-      const std::int64_t valid_ms = held == hold_table::none ? 0 : valid_for_ms(holds[held], core.settings().margin, now);
-      core.complete_later(done, {}, valid_ms);
+      core.complete_later(done, {}, held == hold_table::none ? 0 : valid_for_ms(holds[held], margin, now));
     }
     return {};
   }
