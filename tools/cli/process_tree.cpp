@@ -13,10 +13,10 @@
 namespace deadbolt::cli {
 namespace {
 
-// The live processes below root, as read from /proc: at most this many (more is a fork bomb; the
-// next pass gets the rest once these are gone).
-constexpr int max_tree = 4096;
-constexpr int max_procs = 65536;
+// The live processes of the tree, at most this many per call (more is a fork bomb: the next call gets
+// the rest once these are gone). Nothing is kept of the processes outside the tree: /proc is read
+// again on every pass, so the tables stay small whatever the system runs.
+constexpr int max_tree = 1024;
 
 struct proc_row {
   pid_t pid;
@@ -25,7 +25,6 @@ struct proc_row {
   unsigned long long start;  // in clock ticks since boot: with the pid, one process for ever
   bool zombie;
 };
-proc_row rows[max_procs];  // one table: the guardian and deadbolt never scan at once in one process
 
 // The processes of the tree seen so far (remembered across calls).
 struct known_process {
@@ -88,12 +87,27 @@ bool read_stat(const char* name, proc_row& row) {
   return true;
 }
 
-// Every process on the system with its parent; -1 if /proc cannot be read.
-int read_processes() {
+// The tree found so far in one call.
+struct tree_list {
+  pid_t pid[max_tree];
+  bool zombie[max_tree];
+  int count = 0;
+
+  bool has(pid_t p) const {
+    for (int i = 0; i < count; ++i)
+      if (pid[i] == p) return true;
+    return false;
+  }
+};
+
+// One pass over /proc: adds to tree every process not in it yet that belongs to it (below root or a
+// process already in it, in the group, or known). Returns how many it added; -1 if /proc cannot be
+// read.
+int scan_once(pid_t root, pid_t group, tree_list& tree) {
   const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) return -1;
-  int count = 0;
-  alignas(8) char buf[8192];
+  int added = 0;
+  alignas(8) char buf[4096];
   for (;;) {
     const long got = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
     if (got <= 0) break;
@@ -110,63 +124,42 @@ int read_processes() {
       pid_t pid = 0;
       const char* c = e->name;
       for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
-      if (*c != '\0' || pid <= 0 || count == max_procs) continue;
+      if (*c != '\0' || pid <= 0 || tree.count == max_tree || tree.has(pid)) continue;
       proc_row row{pid, 0, 0, 0, false};
-      if (read_stat(e->name, row)) rows[count++] = row;
+      if (!read_stat(e->name, row)) continue;
+      const bool belongs = row.ppid == root || (group > 0 && row.pgrp == group) || is_known(row) ||
+                           tree.has(row.ppid);
+      if (!belongs) continue;
+      tree.pid[tree.count] = pid;
+      tree.zombie[tree.count] = row.zombie;
+      ++tree.count;
+      if (!row.zombie) remember(row);
+      ++added;
     }
   }
   ::close(dir);
-  return count;
-}
-
-// The tree's processes (zombies included: their children still count), into tree; how many.
-int find_tree(pid_t root, pid_t group, int count, pid_t* tree, bool* zombie) {
-  int found = 0;
-  for (int i = 0; i < count && found < max_tree; ++i) {
-    if (rows[i].ppid == root || (group > 0 && rows[i].pgrp == group) || is_known(rows[i])) {
-      tree[found] = rows[i].pid;
-      zombie[found] = rows[i].zombie;
-      ++found;
-      if (!rows[i].zombie) remember(rows[i]);
-      rows[i].pid = 0;
-    }
-  }
-  bool grew = true;
-  // Parents usually have lower pids than their children, so one pass mostly suffices; pid wrap-around
-  // and reparenting take more.
-  while (grew) {
-    grew = false;
-    for (int i = 0; i < count; ++i) {
-      if (rows[i].pid == 0) continue;  // already taken
-      bool below = rows[i].ppid == root;
-      for (int j = 0; !below && j < found; ++j) below = rows[i].ppid == tree[j];
-      if (!below || found == max_tree) continue;
-      tree[found] = rows[i].pid;
-      zombie[found] = rows[i].zombie;
-      ++found;
-      if (!rows[i].zombie) remember(rows[i]);
-      rows[i].pid = 0;
-      grew = true;
-    }
-  }
-  return found;
+  return added;
 }
 
 }  // namespace
 
 int signal_tree(pid_t root, pid_t group, int signal) {
-  const int count = read_processes();
-  if (count < 0) return -1;
-  pid_t tree[max_tree];
-  bool zombie[max_tree];
-  const int found = find_tree(root, group, count, tree, zombie);
+  tree_list tree;
+  // Parents usually have lower pids than their children, so they are listed first and one pass
+  // finds most of the tree; a child listed before its parent (pid wrap-around, reparenting) is found
+  // by the next pass. Passes go on until one adds nothing.
+  for (;;) {
+    const int added = scan_once(root, group, tree);
+    if (added < 0) return -1;
+    if (added == 0 || tree.count == max_tree) break;
+  }
   int signalled = 0;
-  for (int i = 0; i < found; ++i) {
-    if (zombie[i]) continue;
+  for (int i = 0; i < tree.count; ++i) {
+    if (tree.zombie[i]) continue;
     // (A pid read a moment ago could only be reused after its process was reaped and the kernel
     // went round the whole pid space: not a concern in that moment.)
-    if (::kill(tree[i], signal) != 0) continue;
-    if (signal != 0 && signal != SIGKILL && signal != SIGCONT) ::kill(tree[i], SIGCONT);
+    if (::kill(tree.pid[i], signal) != 0) continue;
+    if (signal != 0 && signal != SIGKILL && signal != SIGCONT) ::kill(tree.pid[i], SIGCONT);
     ++signalled;
   }
   return signalled;
