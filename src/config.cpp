@@ -4,6 +4,7 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/resolver.hpp"
+#include "detail/config_check.hpp"
 #if DEADBOLT_HAS_TLS
 #include "tls/tls_context.hpp"
 #endif
@@ -196,8 +197,15 @@ std::error_code parse_url(std::string_view url, endpoint& out) {
   return {};
 }
 
-std::error_code config::validate(endpoint& ep) const {
-  if (auto ec = parse_url(url, ep)) return ec;
+namespace detail {
+
+std::error_code check_config(const config& c, endpoint& ep, config_problem* problem) {
+  // The first problem found; its words only when someone asks (config::why_invalid).
+  auto refuse = [problem](errc code, const char* field, const char* reason) -> std::error_code {
+    if (problem) *problem = {field, reason, {}};
+    return code;
+  };
+  if (auto ec = parse_url(c.url, ep)) return refuse(errc::invalid_url, "url", nullptr);
   if (ep.kind == endpoint::transport::tcp && !port::resolves_host_names()) {
     std::error_code not_numeric;
     asio::ip::make_address(ep.host, not_numeric);
@@ -207,36 +215,58 @@ std::error_code config::validate(endpoint& ep) const {
     for (const auto& s : ep.sentinels) {
       if (!not_numeric) asio::ip::make_address(s.host, not_numeric);
     }
-    if (not_numeric) return errc::no_resolver;
+    if (not_numeric) return refuse(errc::no_resolver, "url", "this build resolves no host names: give IP addresses");
   }
-  if (ep.is_cluster() && !DEADBOLT_HAS_CLUSTER) return errc::not_built;
-  if (ep.is_sentinel() && !DEADBOLT_HAS_SENTINEL) return errc::not_built;
-  if (ep.cluster_seeds.size() > max_cluster_nodes) return errc::invalid_config;
-  if (ep.sentinels.size() > 64) return errc::invalid_config;
+  if (ep.is_cluster() && !DEADBOLT_HAS_CLUSTER) return refuse(errc::not_built, "url", "this build has no Redis Cluster support (DEADBOLT_CLUSTER=OFF)");
+  if (ep.is_sentinel() && !DEADBOLT_HAS_SENTINEL) return refuse(errc::not_built, "url", "this build has no Sentinel support (DEADBOLT_SENTINEL=OFF)");
+  if (ep.cluster_seeds.size() > c.max_cluster_nodes) return refuse(errc::invalid_config, "url", "more seed nodes than max_cluster_nodes");
+  if (ep.sentinels.size() > 64) return refuse(errc::invalid_config, "url", "more than 64 sentinels");
 #if !DEADBOLT_HAS_TLS
-  if (ep.tls) return errc::not_built;
+  if (ep.tls) return refuse(errc::not_built, "url", "this build has no TLS (DEADBOLT_TLS=OFF)");
 #endif
   using std::chrono::milliseconds;
-  const bool ok = connect_timeout > milliseconds(0) && command_timeout > milliseconds(0) &&
-                  watchdog_timeout >= milliseconds(30) && fair_wait_timeout > milliseconds(0) && reconnect_min > milliseconds(0) &&
-                  reconnect_max >= reconnect_min && ping_interval >= milliseconds(0) && ping_timeout > milliseconds(0) && max_channels > 0 && max_waiters > 0 &&
-                  max_held_locks > 0 && max_cluster_nodes > 0 && max_cluster_nodes < 0xFFFF &&
-                  replica_sync_timeout > milliseconds(0) && replica_sync_retries >= 0 &&
-                  replica_sync_retries <= 100 && replica_sync_retry_delay >= milliseconds(0) &&
-                  reply_limits.max_bulk_length >= 512 &&
-                  reply_limits.max_depth >= 2 && reply_limits.max_elements >= 16 &&
-                  client_name.find_first_of(" \r\n") == std::string::npos;
-  if (!ok) return errc::invalid_config;
-  // The margin: not negative, and small enough that a watchdog hold's deadline comes after two renewals.
-  const double watchdog_ms = static_cast<double>(watchdog_timeout.count());
-  const bool margin_ok = lease_margin >= milliseconds(0) && clock_drift_factor >= 0 && clock_drift_factor < 0.5 &&
-                         static_cast<double>(lease_margin.count()) + watchdog_ms * clock_drift_factor < watchdog_ms / 3;
-  if (!margin_ok) return errc::invalid_config;
+  const errc bad = errc::invalid_config;
+  if (c.connect_timeout <= milliseconds(0)) return refuse(bad, "connect_timeout", "must be more than 0");
+  if (c.command_timeout <= milliseconds(0)) return refuse(bad, "command_timeout", "must be more than 0");
+  if (c.watchdog_timeout < milliseconds(30)) return refuse(bad, "watchdog_timeout", "must be at least 30ms");
+  if (c.fair_wait_timeout <= milliseconds(0)) return refuse(bad, "fair_wait_timeout", "must be more than 0");
+  if (c.reconnect_min <= milliseconds(0)) return refuse(bad, "reconnect_min", "must be more than 0");
+  if (c.reconnect_max < c.reconnect_min) return refuse(bad, "reconnect_max", "must not be less than reconnect_min");
+  if (c.ping_interval < milliseconds(0)) return refuse(bad, "ping_interval", "must not be negative (0 turns the checks off)");
+  if (c.ping_timeout <= milliseconds(0)) return refuse(bad, "ping_timeout", "must be more than 0");
+  if (c.max_channels == 0) return refuse(bad, "max_channels", "must be at least 1");
+  if (c.max_waiters == 0) return refuse(bad, "max_waiters", "must be at least 1");
+  if (c.max_held_locks == 0) return refuse(bad, "max_held_locks", "must be at least 1");
+  if (c.max_cluster_nodes == 0 || c.max_cluster_nodes >= 0xFFFF) return refuse(bad, "max_cluster_nodes", "must be from 1 to 65534");
+  if (c.replica_sync_timeout <= milliseconds(0)) return refuse(bad, "replica_sync_timeout", "must be more than 0");
+  if (c.replica_sync_retries < 0 || c.replica_sync_retries > 100) return refuse(bad, "replica_sync_retries", "must be from 0 to 100");
+  if (c.replica_sync_retry_delay < milliseconds(0)) return refuse(bad, "replica_sync_retry_delay", "must not be negative");
+  if (c.reply_limits.max_bulk_length < 512) return refuse(bad, "reply_limits.max_bulk_length", "must be at least 512");
+  if (c.reply_limits.max_depth < 2) return refuse(bad, "reply_limits.max_depth", "must be at least 2");
+  if (c.reply_limits.max_elements < 16) return refuse(bad, "reply_limits.max_elements", "must be at least 16");
+  if (c.client_name.find_first_of(" \r\n") != std::string::npos) return refuse(bad, "client_name", "must not contain spaces or line breaks");
+  if (c.lease_margin < milliseconds(0)) return refuse(bad, "lease_margin", "must not be negative");
+  if (!(c.clock_drift_factor >= 0 && c.clock_drift_factor < 0.5)) return refuse(bad, "clock_drift_factor", "must be from 0 to less than 0.5");
+  // Small enough that a watchdog hold's deadline comes after two renewals.
+  const double watchdog_ms = static_cast<double>(c.watchdog_timeout.count());
+  if (static_cast<double>(c.lease_margin.count()) + watchdog_ms * c.clock_drift_factor >= watchdog_ms / 3) {
+    return refuse(bad, "lease_margin", "with clock_drift_factor, must come to less than a third of watchdog_timeout");
+  }
 #if DEADBOLT_HAS_TLS
   // Last: it reads the CA, certificate and key files.
-  if (ep.tls) return detail::tls_context::make(tls, ep.tls_context);
+  if (ep.tls) {
+    std::string why;
+    if (auto ec = detail::tls_context::make(c.tls, ep.tls_context, problem ? &why : nullptr)) {
+      if (problem) *problem = {"tls", nullptr, std::move(why)};
+      return ec;
+    }
+  }
 #endif
   return {};
 }
+
+}  // namespace detail
+
+std::error_code config::validate(endpoint& ep) const { return detail::check_config(*this, ep, nullptr); }
 
 }  // namespace deadbolt

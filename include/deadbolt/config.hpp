@@ -160,6 +160,11 @@ struct config {
 
   /// Checks ranges and the URL; fills `ep` with the parsed endpoint.
   std::error_code validate(endpoint& ep) const;
+  /// What validate() refuses, in words, naming the field: "watchdog_timeout: must be at least 30ms",
+  /// "url: the port '99999' is not a number from 1 to 65535", "tls: ca_file '/etc/ca.pem': cannot
+  /// read it: No such file or directory". Empty when the config is valid. (It reads the TLS files
+  /// again, as validate() does.)
+  std::string why_invalid() const;
 };
 
 }  // namespace deadbolt

@@ -420,6 +420,13 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
   }
   layout_known_ = true;
   last_refresh_error_ = {};
+  if (observe_.logs(log_level::info)) {
+    std::string now = describe_layout(shards);
+    if (now != logged_layout_) {
+      observe_.log(log_level::info, "cluster: layout from ", from.address.host, ":", from.address.port, ": ", now);
+      logged_layout_ = std::move(now);
+    }
+  }
   refresh_turn_ = from.index;  // it answered: ask it again next time
   if (subs_) subs_->replace();
   route_parked();

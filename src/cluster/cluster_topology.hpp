@@ -108,6 +108,7 @@ class cluster_topology final : public topology, private channel_router {
   bool shards_supported_ = true;  // CLUSTER SHARDS (Redis 7+); CLUSTER SLOTS otherwise
   std::size_t refresh_turn_ = 0;  // which node the next refresh asks
   std::error_code last_refresh_error_;
+  std::string logged_layout_;  // the layout last logged (only with a log hook at info)
   request_queue parked_;       // waiting for a layout, the pub/sub mode or a slot's master
   request_queue backing_off_;  // told "not now", or redirected in a loop: resent on the next tick only
   asio::steady_timer park_timer_;

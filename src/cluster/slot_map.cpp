@@ -119,4 +119,26 @@ bool slot_table::serves_any(std::uint16_t node) const noexcept {
   return std::any_of(owner_.begin(), owner_.end(), [node](std::uint16_t n) { return n == node; });
 }
 
+std::string describe_layout(const std::vector<shard_owner>& shards) {
+  std::vector<const shard_owner*> order;
+  for (const auto& s : shards) {
+    if (!s.ranges.empty()) order.push_back(&s);
+  }
+  std::sort(order.begin(), order.end(),
+            [](const shard_owner* a, const shard_owner* b) { return a->ranges.front().first < b->ranges.front().first; });
+  std::string out;
+  for (const shard_owner* s : order) {
+    if (!out.empty()) out += ", ";
+    out += s->master.host + ':' + std::to_string(s->master.port);
+    out += " slots ";
+    for (std::size_t i = 0; i < s->ranges.size() && i < 3; ++i) {
+      if (i > 0) out += ',';
+      out += std::to_string(s->ranges[i].first);
+      if (s->ranges[i].second != s->ranges[i].first) out += '-' + std::to_string(s->ranges[i].second);
+    }
+    if (s->ranges.size() > 3) out += " and " + std::to_string(s->ranges.size() - 3) + " more ranges";
+  }
+  return out;
+}
+
 }  // namespace deadbolt::detail

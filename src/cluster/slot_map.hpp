@@ -21,6 +21,10 @@ struct shard_owner {
   std::vector<std::pair<std::uint16_t, std::uint16_t>> ranges;
 };
 
+/// "127.0.0.1:7001 slots 0-5460, 127.0.0.1:7002 slots 5461-10922, ..." in slot order, for log lines
+/// (a master's first three ranges, then how many more).
+std::string describe_layout(const std::vector<shard_owner>& shards);
+
 /// The masters in a CLUSTER SHARDS reply (RESP2 or RESP3), skipping shards without slots or without a
 /// reachable master (health "failed", endpoint "?"). An empty endpoint means `replying_host`.
 /// errc::protocol_error when the reply has another shape.

@@ -84,6 +84,7 @@ class connection::login_request final : public request {
       }
     }
     if (failed_) {
+      owner_->login_refused(owner_->session_.plan().steps[index_], error_text_);
       owner_->session_.on_login_error(index_, error_text_);
     } else {
       owner_->session_.on_login_ok(index_);
@@ -275,6 +276,14 @@ void connection::on_error_reply(const request& r, std::string_view error_text) {
   // The request's error code says what kind of error it was; the server's words say which.
   const std::error_code ec = server_error_code(error_text);
   observe_.log(ec == errc::server_busy ? log_level::debug : log_level::warning, described_, ": ", ec, ": ",
+               error_text);
+}
+
+void connection::login_refused(login_step step, std::string_view error_text) {
+  // The server's own words: the session keeps only what they mean (an error code). A server without
+  // HELLO, or one that refuses a name, is no failure.
+  const bool expected = (step == login_step::hello && is_unknown_hello(error_text)) || step == login_step::setname;
+  observe_.log(expected ? log_level::debug : log_level::warning, described_, ": login refused at ", command_of(step), ": ",
                error_text);
 }
 

@@ -92,6 +92,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   void perform(const session_fsm::action& a);
   void on_address(std::error_code ec, const server_address& where) override;
   void on_error_reply(const request& r, std::string_view error_text) override;
+  void login_refused(login_step step, std::string_view error_text);
   void resolve(const server_address& where);
   void connect(const server_address& where);
   void log_in();

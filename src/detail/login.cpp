@@ -42,6 +42,17 @@ void encode_login_command(login_step step, const login_settings& s, resp::encode
   }
 }
 
+const char* command_of(login_step step) noexcept {
+  switch (step) {
+    case login_step::hello: return "HELLO";
+    case login_step::auth: return "AUTH";
+    case login_step::setname: return "CLIENT SETNAME";
+    case login_step::select: return "SELECT";
+    case login_step::role: return "ROLE";
+  }
+  return "?";
+}
+
 std::error_code classify_login_error(std::string_view text) { return server_error_code(text); }
 
 bool is_master_role(std::string_view role) { return role == "master"; }

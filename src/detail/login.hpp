@@ -25,6 +25,9 @@ struct login_settings {
 
 enum class login_step { hello, auth, setname, select, role };
 
+/// The step's command, for log lines: "HELLO", "AUTH", "CLIENT SETNAME", "SELECT", "ROLE".
+const char* command_of(login_step step) noexcept;
+
 /// At most five steps: HELLO 3 (with AUTH and SETNAME in it), or for a server without HELLO (before
 /// Redis 6, RESP2 only) AUTH when there is a password and CLIENT SETNAME; then SELECT for a database
 /// other than 0; then ROLE when the server must be a master or its replicas are counted.

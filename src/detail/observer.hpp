@@ -70,6 +70,9 @@ class observer : public metrics_calls {
   /// The metrics hook (its calls contained), or null.
   const metrics_calls* metrics() const noexcept { return hook_ ? this : nullptr; }
 
+  /// Whether a line at `level` reaches the log hook: for a line whose parts cost work to make.
+  bool logs(log_level level) const noexcept { return log_ && level >= threshold_; }
+
   template <typename... Parts>
   void log(log_level level, const Parts&... parts) const {
     if (log_ && level >= threshold_) write(level, {log_part(parts)...});

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <system_error>
 
 #include "deadbolt/port/asio.hpp"
@@ -15,8 +16,11 @@ namespace deadbolt::detail {
 class tls_context {
  public:
   /// Loads the CAs (or the system store), the client certificate and key; errc::tls_config_invalid
-  /// when one of them cannot be used.
-  static std::error_code make(const tls_config& settings, std::shared_ptr<const tls_context>& out);
+  /// when one of them cannot be used, and then (when `why` is given) which file and what is wrong with
+  /// it: "cert_file '/etc/c.pem': cannot read it: Permission denied", "... is not a PEM certificate
+  /// (OpenSSL: ...)", "key_file '...' does not match cert_file '...'".
+  static std::error_code make(const tls_config& settings, std::shared_ptr<const tls_context>& out,
+                              std::string* why = nullptr);
 
   const tls_config& settings() const noexcept { return settings_; }
   /// Asio's streams take the context by non-const reference; OpenSSL makes connections from a shared

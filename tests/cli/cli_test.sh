@@ -353,7 +353,7 @@ usage_errors() {
 status_json() {
   local json=$WORK/status.json rc=0
   db status --url "$URL" --json cli-status >"$json" || rc=$?
-  [ "$rc" = 0 ] || fail "status of a free lock: exit $rc" || return 1
+  [ "$rc" = 1 ] || fail "status of a free lock: exit $rc, expected 1 (not held)" || return 1
   python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -362,7 +362,9 @@ assert s["name"] == "cli-status" and s["locked"] is False and s["holders"] == []
 
   # a name that needs escaping in JSON
   local odd='cli-"st\at{us}'
-  db status --url "$URL" --json "$odd" >"$json" || fail "status of '$odd' failed" || return 1
+  rc=0
+  db status --url "$URL" --json "$odd" >"$json" || rc=$?
+  [ "$rc" = 1 ] || fail "status of '$odd' failed: exit $rc" || return 1
   python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))

@@ -20,6 +20,7 @@
 
 #include "deadbolt/deadbolt.hpp"
 #include "support/lock_test.hpp"
+#include "support/log_lines.hpp"
 #include "support/redis_cluster.hpp"
 
 using namespace std::chrono_literals;
@@ -120,7 +121,10 @@ using namespace cluster_failover_test;
 
 TEST_CASE("CLUSTER FAILOVER while a lock is held and a waiter waits: both carry on with the new master") {
   deadbolt::test::redis_cluster cluster;
-  deadbolt::blocking_client holder(config_for(cluster)), other(config_for(cluster));
+  deadbolt::test::log_lines logs;
+  deadbolt::config holder_cfg = config_for(cluster);
+  holder_cfg.log = logs.hook();
+  deadbolt::blocking_client holder(holder_cfg), other(config_for(cluster));
   const std::string name = deadbolt::test::unique_name("fo-graceful");
   auto lock = holder.lock(name);
   lock.lock();  // the watchdog keeps it
@@ -140,6 +144,9 @@ TEST_CASE("CLUSTER FAILOVER while a lock is held and a waiter waits: both carry 
   REQUIRE(promoted);
   std::this_thread::sleep_for(4000ms);  // at least one renewal goes to the new master
   CHECK_FALSE(lock.lease_lost());
+  // The layout change is logged (info), naming the promoted replica as a slot owner.
+  CHECK(logs.any_contains("cluster: layout from "));
+  CHECK(logs.any_contains("127.0.0.1:" + std::to_string(replica->port()) + " slots "));
   CHECK(std::stoll(replica->cli("pttl " + name)) > 0);
   std::error_code ec;
   lock.unlock(ec);

@@ -9,6 +9,7 @@
 
 #include "deadbolt/config.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/url.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::endpoint;
@@ -256,6 +257,43 @@ TEST_CASE("endpoint::describe") {
   CHECK(parse_ok("redis://[::1]:6380").describe() == "[::1]:6380");
   CHECK(parse_ok("unix:///tmp/r.sock?db=1").describe() == "/tmp/r.sock");
   CHECK(endpoint{}.describe() == "127.0.0.1:6379");
+}
+
+TEST_CASE("config::why_invalid names the field and the reason of what validate refuses") {
+  deadbolt::config cfg;
+  CHECK(cfg.why_invalid().empty());
+  struct bad_value {
+    void (*set)(deadbolt::config&);
+    const char* says;
+  };
+  const bad_value cases[] = {
+      {[](deadbolt::config& c) { c.watchdog_timeout = 10ms; }, "watchdog_timeout: must be at least 30ms"},
+      {[](deadbolt::config& c) { c.command_timeout = 0ms; }, "command_timeout: must be more than 0"},
+      {[](deadbolt::config& c) { c.reconnect_max = 10ms; }, "reconnect_max: must not be less than reconnect_min"},
+      {[](deadbolt::config& c) { c.max_waiters = 0; }, "max_waiters: must be at least 1"},
+      {[](deadbolt::config& c) { c.client_name = "two words"; }, "client_name: must not contain spaces or line breaks"},
+      {[](deadbolt::config& c) { c.clock_drift_factor = 0.7; }, "clock_drift_factor: must be from 0 to less than 0.5"},
+      {[](deadbolt::config& c) { c.lease_margin = 20s; },
+       "lease_margin: with clock_drift_factor, must come to less than a third of watchdog_timeout"},
+      {[](deadbolt::config& c) { c.url = "redis://host:99999"; }, "url: the port '99999' is not a number from 1 to 65535"},
+      {[](deadbolt::config& c) { c.url = "http://host"; },
+       "url: unknown scheme 'http' (redis://, redis+cluster://, redis+sentinel://, their valkey twins, or unix://)"},
+  };
+  for (const bad_value& c : cases) {
+    deadbolt::config bad;
+    c.set(bad);
+    endpoint ep;
+    CHECK(bad.validate(ep));  // the two answers agree
+    CHECK(bad.why_invalid() == c.says);
+  }
+}
+
+TEST_CASE("url text: a password is hidden, taken out or put in") {
+  CHECK(deadbolt::redacted_url("redis://u:secret@h:1/2") == "redis://u:***@h:1/2");
+  CHECK(deadbolt::redacted_url("redis://h:1") == "redis://h:1");
+  CHECK(deadbolt::url_without_password("redis://u:secret@h:1") == "redis://u@h:1");
+  CHECK(deadbolt::url_with_password("redis://u@h:1", "p w") == "redis://u:p%20w@h:1");
+  CHECK(deadbolt::why_invalid_url("redis://[::1") == "the IPv6 address has no closing ']'");
 }
 
 TEST_CASE("config::validate") {

@@ -106,13 +106,25 @@ TEST_CASE("TLS configuration errors are found by config::validate") {
   deadbolt::endpoint ep;
   REQUIRE_FALSE(cfg.validate(ep));
   CHECK(ep.tls);
+  CHECK(cfg.why_invalid().empty());
+  // Each refusal names the setting, its file and what is wrong with it (config::why_invalid).
   cfg.tls.ca_file = servers.file("no-such-ca.pem");
   CHECK(cfg.validate(ep) == errc::tls_config_invalid);
+  CHECK(cfg.why_invalid() == "tls.ca_file '" + servers.file("no-such-ca.pem") + "': cannot read it: No such file or directory");
+  cfg.tls.ca_file = servers.file("client.key");  // a key, no certificate
+  CHECK(cfg.validate(ep) == errc::tls_config_invalid);
+  CHECK_MESSAGE(cfg.why_invalid().rfind("tls.ca_file '" + servers.file("client.key") + "': holds no PEM certificate", 0) == 0,
+                cfg.why_invalid());
   cfg.tls.ca_file = servers.file("ca.pem");
   cfg.tls.cert_file = servers.file("client.pem");  // no key
   CHECK(cfg.validate(ep) == errc::tls_config_invalid);
+  CHECK(cfg.why_invalid() == "tls.cert_file is given without key_file: give both or neither");
   cfg.tls.key_file = servers.file("other-ca.key");  // not the certificate's key
   CHECK(cfg.validate(ep) == errc::tls_config_invalid);
+  CHECK(cfg.why_invalid() == "tls.key_file '" + servers.file("other-ca.key") + "': does not match cert_file '" +
+                                 servers.file("client.pem") + "'");
   cfg.tls.key_file = servers.file("client.pem");  // no key in it
   CHECK(cfg.validate(ep) == errc::tls_config_invalid);
+  CHECK_MESSAGE(cfg.why_invalid().rfind("tls.key_file '" + servers.file("client.pem") + "': is not a PEM private key", 0) == 0,
+                cfg.why_invalid());
 }

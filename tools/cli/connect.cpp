@@ -4,9 +4,10 @@
 
 #include <cstdio>
 
+#include "client_log.hpp"
 #include "duration.hpp"
 #include "exit_codes.hpp"
-#include "server_url.hpp"
+#include "deadbolt/url.hpp"
 #include "verbose_log.hpp"
 
 namespace deadbolt::cli {
@@ -27,18 +28,51 @@ deadbolt::config make_config(const options& o) {
   cfg.tls.server_name = o.tls_server_name;
   cfg.tls.verify_peer = !o.tls_insecure;
   cfg.cluster_pubsub = o.cluster_pubsub;
+  attach_client_log(cfg);
   return cfg;
 }
 
 std::string where(const options& o) {
   deadbolt::endpoint ep;
-  if (deadbolt::parse_url(o.url, ep)) return redacted(o.url);
+  if (deadbolt::parse_url(o.url, ep)) return deadbolt::redacted_url(o.url);
   return ep.describe();
 }
 
+namespace {
+
+// The TLS settings as the CLI's options name them.
+std::string in_option_names(std::string why) {
+  const std::pair<const char*, const char*> names[] = {
+      {"tls.ca_file", "--tls-ca"}, {"tls.ca_path", "--tls-ca"}, {"tls.cert_file", "--tls-cert"},
+      {"tls.key_file", "--tls-key"}, {"cert_file", "--tls-cert"}, {"key_file", "--tls-key"}};
+  for (const auto& [field, option] : names) {
+    for (auto at = why.find(field); at != std::string::npos; at = why.find(field, at)) {
+      const bool whole = (at == 0 || why[at - 1] == ' ' || why[at - 1] == '\'') && why.compare(at, 2, "--") != 0;
+      if (!whole) {
+        ++at;
+        continue;
+      }
+      why.replace(at, std::char_traits<char>::length(field), option);
+      at += std::char_traits<char>::length(option);
+    }
+  }
+  return why;
+}
+
+// What the server said, or why the connection failed, as a tail for a message: ` (server: "...")`.
+std::string reason_tail(std::error_code ec) {
+  if (std::string words = server_words_for(ec); !words.empty()) return " (server: \"" + words + "\")";
+  const std::string failure = last_connection_failure();
+  const bool says_more = ec == deadbolt::errc::not_connected || ec == deadbolt::errc::timed_out;
+  if (says_more && !failure.empty() && failure != ec.message()) return " (last attempt: " + failure + ")";
+  return {};
+}
+
+}  // namespace
+
 int report_error(const options& o, std::error_code ec, const std::string& doing) {
   if (ec == deadbolt::errc::invalid_url) {
-    std::fprintf(stderr, "deadbolt: invalid server URL '%s': %s\n", redacted(o.url).c_str(), why_invalid(o.url).c_str());
+    std::fprintf(stderr, "deadbolt: invalid server URL '%s': %s\n", deadbolt::redacted_url(o.url).c_str(), deadbolt::why_invalid_url(o.url).c_str());
     return exit_usage;
   }
   if (ec == deadbolt::errc::no_resolver) {
@@ -50,13 +84,15 @@ int report_error(const options& o, std::error_code ec, const std::string& doing)
     std::fprintf(stderr, "deadbolt: %s: %s\n", where(o).c_str(), ec.message().c_str());
     return exit_usage;
   }
-  if (ec == deadbolt::errc::tls_config_invalid) {
-    std::fprintf(stderr, "deadbolt: --tls-ca, --tls-cert, --tls-key: %s\n", ec.message().c_str());
-    return exit_usage;
-  }
-  if (ec == deadbolt::errc::invalid_config) {  // the options are checked first; kept for safety
-    std::fprintf(stderr, "deadbolt: invalid configuration (%s)\n", ec.message().c_str());
-    return exit_usage;
+  if (ec == deadbolt::errc::tls_config_invalid || ec == deadbolt::errc::invalid_config) {
+    const std::string why = make_config(o).why_invalid();
+    if (!why.empty()) {
+      std::fprintf(stderr, "deadbolt: %s\n", in_option_names(why).c_str());
+      return exit_usage;
+    }
+    // Valid here: the server refused it (SELECT of a database it does not have).
+    std::fprintf(stderr, "deadbolt: cannot use %s: %s%s\n", where(o).c_str(), ec.message().c_str(), reason_tail(ec).c_str());
+    return exit_cannot_connect;
   }
   const bool unreachable = ec == deadbolt::errc::not_connected || ec == deadbolt::errc::timed_out ||
                            ec == deadbolt::errc::auth_failed || ec.category() == deadbolt::tls_verify_category() ||
@@ -66,10 +102,11 @@ int report_error(const options& o, std::error_code ec, const std::string& doing)
                            ec.category() == std::generic_category() || ec.category() == asio::error::get_misc_category() ||
                            ec.category() == asio::error::get_netdb_category();
   if (unreachable || doing.empty()) {  // while connecting, any failure means the server cannot be used
-    std::fprintf(stderr, "deadbolt: cannot connect to %s: %s\n", where(o).c_str(), ec.message().c_str());
+    std::fprintf(stderr, "deadbolt: cannot connect to %s: %s%s\n", where(o).c_str(), ec.message().c_str(),
+                 reason_tail(ec).c_str());
     return exit_cannot_connect;
   }
-  std::fprintf(stderr, "deadbolt: %s: %s\n", doing.c_str(), ec.message().c_str());
+  std::fprintf(stderr, "deadbolt: %s: %s%s\n", doing.c_str(), ec.message().c_str(), reason_tail(ec).c_str());
   return exit_failure;
 }
 
@@ -85,8 +122,10 @@ void connector::connected() {
 }
 
 int connector::gave_up(std::chrono::milliseconds bound) {
-  std::fprintf(stderr, "deadbolt: cannot connect to %s: no connection within %s\n", where(o_).c_str(),
-               format_duration(bound).c_str());
+  const std::string failure = last_connection_failure();
+  std::fprintf(stderr, "deadbolt: cannot connect to %s: no connection within %s%s%s%s\n", where(o_).c_str(),
+               format_duration(bound).c_str(), failure.empty() ? "" : " (last attempt: ", failure.c_str(),
+               failure.empty() ? "" : ")");
   return exit_cannot_connect;
 }
 

@@ -7,6 +7,7 @@ namespace deadbolt::cli {
 enum exit_code : int {
   exit_ok = 0,
   exit_failure = 1,         ///< any other error (printed)
+  exit_not_held = 1,        ///< status: NAME is not held (0: it is)
   exit_usage = 2,           ///< bad arguments, server URL or password file
   exit_cannot_connect = 3,  ///< the server cannot be reached, does not answer, or refused the login
   exit_wait_timed_out = 4,  ///< run: the lock was not had in time (-E changes it)

@@ -55,7 +55,7 @@ constexpr option_spec all_options[] = {
     {"write", no_argument, opt_write, on_run},
     {"semaphore", required_argument, opt_semaphore_n, on_run},
     {"quiet", no_argument, 'q', on_run},
-    {"json", no_argument, opt_json, bit(subcommand::status)},
+    {"json", no_argument, opt_json, bit(subcommand::status) | bit(subcommand::ping)},
     {"force", no_argument, 'f', bit(subcommand::unlock)},
     {"semaphore", no_argument, opt_semaphore, bit(subcommand::unlock)},
     {"latch", no_argument, opt_latch, bit(subcommand::unlock)},

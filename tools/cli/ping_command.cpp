@@ -6,6 +6,7 @@
 #include "connect.hpp"
 #include "duration.hpp"
 #include "exit_codes.hpp"
+#include "json.hpp"
 
 namespace deadbolt::cli {
 
@@ -26,7 +27,17 @@ int ping_command(const options& o) {
       } else {
         const auto took = std::chrono::steady_clock::now() - sent;
         const double ms = std::chrono::duration<double, std::milli>(took).count();
-        std::printf("%s from %s in %.2fms\n", r.text.c_str(), where(o).c_str(), ms);
+        if (o.json) {
+          json out;
+          out.begin_object();
+          out.key("reply").string(r.text);
+          out.key("server").string(where(o));
+          out.key("round_trip_us").number(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
+          out.end_object();
+          std::printf("%s\n", out.text().c_str());
+        } else {
+          std::printf("%s from %s in %.2fms\n", r.text.c_str(), where(o).c_str(), ms);
+        }
         code = exit_ok;
       }
       client.shutdown();

@@ -251,12 +251,7 @@ class runner {
     if (finished_) return;
     if (ec == asio::error::operation_aborted) return finish(128 + interrupted_by_);
     if (ec) return finish(report_error(o_, ec, "cannot take " + what()));
-    if (!token) {
-      if (o_.mode == lock_mode::fair) return not_had_fair();
-      if (o_.nonblock) std::fprintf(stderr, "deadbolt: %s is held (--nonblock)\n", what().c_str());
-      else std::fprintf(stderr, "deadbolt: timed out after %s waiting for %s\n", format_duration(*o_.wait).c_str(), what().c_str());
-      return finish(o_.conflict_exit_code);
-    }
+    if (!token) return not_had();
     acquired_ = true;
     verbose("acquired %s after %s%s%s", what().c_str(), format_duration(std::chrono::duration_cast<milliseconds>(clock::now() - started_waiting_)).c_str(),
             o_.mode == lock_mode::fenced ? ", fencing token " : permit_ ? ", permit " : "",
@@ -490,28 +485,51 @@ class runner {
     });
   }
 
-  // A fair lock not had in time may be free with others queued ahead, a dead waiter among them
-  // (it keeps its place for minutes): say so rather than "held".
-  void not_had_fair() {
+  // Not had in time: say who holds it (as the waiting display does, terminal or not), or, for a fair
+  // lock that is free with others queued ahead (a dead waiter among them keeps its place for
+  // minutes), say that rather than "held".
+  void not_had() {
     client_.async_inspect(o_.name, [this](std::error_code ec, deadbolt::object_info info) {
-      const std::string why = o_.nonblock ? what() + " is held (--nonblock)"
-                                          : "timed out after " + format_duration(*o_.wait) + " waiting for " + what();
-      if (ec || info.locked() || info.queue.empty()) {
-        std::fprintf(stderr, "deadbolt: %s\n", why.c_str());
-        return finish(o_.conflict_exit_code);
-      }
-      const auto& first = info.queue.front();
-      const auto now = std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch());
-      const std::string lapses = first.deadline_ms && *first.deadline_ms > now.count()
-                                     ? ", whose place lapses in " + format_duration(milliseconds(*first.deadline_ms - now.count()))
-                                     : "";
-      std::fprintf(stderr,
-                   "deadbolt: %s is not locked, but %zu waiter%s queued ahead (first %s%s; if it died, "
-                   "'deadbolt unlock --force %s' clears the queue)\n",
-                   what().c_str(), info.queue.size(), info.queue.size() == 1 ? " is" : "s are", first.owner.c_str(),
-                   lapses.c_str(), o_.name.c_str());
-      finish(o_.conflict_exit_code);
+      if (!ec && o_.mode == lock_mode::fair && !info.locked() && !info.queue.empty()) return queued_ahead(info);
+      if (ec || info.holders.empty()) return not_had_because("");
+      const std::string holder = info.holders.front().owner;
+      const std::size_t others = info.holders.size() - 1;
+      client_.async_command({"GET", holder_info_key(o_.name, holder)}, [this, holder, others](std::error_code, deadbolt::reply r) {
+        const auto decoded = r.is_null() ? std::nullopt : decode_holder_info(r.text);
+        std::string by = decoded ? describe(*decoded) : holder;
+        if (others > 0) by += " (and " + std::to_string(others) + (others == 1 ? " more holder)" : " more holders)");
+        not_had_because(fit(by, by.size()));
+      });
     });
+  }
+
+  // "lock x is held by pid 7 on web-1, for 3.0s: make (--nonblock)", "timed out after 1.0s waiting
+  // for lock x, held by ...".
+  void not_had_because(const std::string& holder) {
+    const std::string by = holder.empty() ? "" : " by " + holder;
+    if (o_.nonblock && o_.mode == lock_mode::semaphore) {
+      std::fprintf(stderr, "deadbolt: no permit of %s is free (--nonblock)\n", o_.name.c_str());
+    } else if (o_.nonblock) {
+      std::fprintf(stderr, "deadbolt: %s is held%s (--nonblock)\n", what().c_str(), by.c_str());
+    } else {
+      std::fprintf(stderr, "deadbolt: timed out after %s waiting for %s%s%s\n", format_duration(*o_.wait).c_str(),
+                   what().c_str(), by.empty() ? "" : ", held", by.c_str());
+    }
+    finish(o_.conflict_exit_code);
+  }
+
+  void queued_ahead(const deadbolt::object_info& info) {
+    const auto& first = info.queue.front();
+    const auto now = std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+    const std::string lapses = first.deadline_ms && *first.deadline_ms > now.count()
+                                   ? ", whose place lapses in " + format_duration(milliseconds(*first.deadline_ms - now.count()))
+                                   : "";
+    std::fprintf(stderr,
+                 "deadbolt: %s is not locked, but %zu waiter%s queued ahead (first %s%s; if it died, "
+                 "'deadbolt unlock --force %s' clears the queue)\n",
+                 what().c_str(), info.queue.size(), info.queue.size() == 1 ? " is" : "s are", first.owner.c_str(),
+                 lapses.c_str(), o_.name.c_str());
+    finish(o_.conflict_exit_code);
   }
 
   // The server refused the release (an ACL without a command the script needs, a read-only replica):

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "deadbolt/config.hpp"
-#include "server_url.hpp"
+#include "deadbolt/url.hpp"
 
 namespace deadbolt::cli {
 namespace {
@@ -49,10 +49,10 @@ bool apply_password(options& o, std::string& error) {
   }
   deadbolt::endpoint ep;
   if (deadbolt::parse_url(o.url, ep)) {
-    error = "invalid server URL '" + redacted(o.url) + "': " + why_invalid(o.url);
+    error = "invalid server URL '" + deadbolt::redacted_url(o.url) + "': " + deadbolt::why_invalid_url(o.url);
     return false;
   }
-  o.url = with_password(o.url, password);
+  o.url = deadbolt::url_with_password(o.url, password);
   return true;
 }
 
@@ -60,7 +60,7 @@ environment_change command_environment() {
   environment_change change;
   change.removed.push_back(password_variable);
   if (const char* url = std::getenv("REDIS_URL"); url != nullptr) {
-    const std::string clean = without_password(url);
+    const std::string clean = deadbolt::url_without_password(url);
     if (clean != url) change.added.push_back("REDIS_URL=" + clean);
   }
   return change;

@@ -55,9 +55,12 @@ class status_query {
     }
   }
 
+  // Exits 0 when NAME is held (a lock with a holder, a permit-expirable semaphore with a permit out),
+  // 1 when it is not (free, absent, or no lock), as a test of "is it held?" for scripts.
   void print() {
     if (o_.json) print_json(o_.name, state_); else print_text(o_.name, state_);
-    finish(exit_ok);
+    const deadbolt::object_info& o = state_.object;
+    finish(o.locked() || o.permit_count > 0 ? exit_ok : exit_not_held);
   }
 
   void finish(int code) {

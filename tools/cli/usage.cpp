@@ -31,6 +31,7 @@ constexpr std::string_view status_text = R"(usage: deadbolt status [--json] NAME
   Show what NAME is (lock, fenced/fair/read-write lock, semaphore, latch), who holds it (host, pid,
   command when the holder is deadbolt), hold counts, TTL, queued waiters and the fencing token.
       --json               one JSON object (invalid UTF-8 shown as U+FFFD, plus "name_hex")
+  Exits 0 if NAME is held (a holder, or a permit out), 1 if not, as a test for scripts.
 )";
 
 constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--semaphore [--permit ID] | --latch] NAME
@@ -42,8 +43,9 @@ constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--se
       --latch              delete the count-down latch NAME (its waiters go on)
 )";
 
-constexpr std::string_view ping_text = R"(usage: deadbolt ping
+constexpr std::string_view ping_text = R"(usage: deadbolt ping [--json]
   Check that the server answers (connect, log in, PING): exit 0 if it does, 3 if not.
+      --json               one JSON object: reply, server, round_trip_us
 )";
 
 constexpr std::string_view global_text = R"(options of every subcommand (before or after it):
@@ -59,7 +61,8 @@ constexpr std::string_view global_text = R"(options of every subcommand (before 
       --cluster-pubsub auto|sharded|classic  redis+cluster://: how waiters hear unlocks; the same as
                            the other clients of the lock (Redisson's shardedSubscriptionMode; default auto)
       --connect-timeout DURATION  give up connecting after this long (default 3s)
-  -v, --verbose            timestamped progress on stderr (connect, wait, acquire, lease, release)
+  -v, --verbose            timestamped progress on stderr (connect, wait, acquire, lease, release),
+                           and the client's own events (reconnects, failovers, cluster layouts)
   -h, --help               help (deadbolt SUBCOMMAND --help: that subcommand's)
   -V, --version            the version
 
@@ -67,7 +70,7 @@ durations: 500ms, 10s, 2m, 1h, combined (1m30s), or plain seconds (1.5)
 
 exit codes (every subcommand):
   0    success (run: COMMAND's own status, 128+N if signal N ended it)
-  1    another error (printed)
+  1    another error (printed); status: NAME is not held
   2    bad arguments, URL or password file
   3    cannot connect, or the server refused the login
   4    run: the lock was not had in time (-w, -n); -E changes it
@@ -78,9 +81,9 @@ exit codes (every subcommand):
 
 constexpr std::string_view full_text = R"(usage: deadbolt [options] SUBCOMMAND [options] ...
   deadbolt run [options] NAME -- COMMAND [ARGS...]   run COMMAND holding the lock NAME
-  deadbolt status [--json] NAME                      who holds NAME, and how
+  deadbolt status [--json] NAME                      who holds NAME, and how (exit 0: held, 1: not)
   deadbolt unlock --force [...] NAME                 release NAME whoever holds it
-  deadbolt ping                                      is the server there?
+  deadbolt ping [--json]                             is the server there?
   deadbolt help [SUBCOMMAND]                         this text, or a subcommand's
 
 )";

@@ -31,7 +31,7 @@ _deadbolt() {
     run) opts="--wait --nonblock --conflict-exit-code --lease --watchdog --grace --fenced --fair --read --write --semaphore --quiet --" ;;
     status) opts="--json" ;;
     unlock) opts="--force --semaphore --permit --latch" ;;
-    ping) opts="" ;;
+    ping) opts="--json" ;;
     help) COMPREPLY=($(compgen -W "run status unlock ping" -- "$cur")); return ;;
   esac
   COMPREPLY=($(compgen -W "$opts $global" -- "$cur"))

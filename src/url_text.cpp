@@ -1,8 +1,8 @@
-#include "server_url.hpp"
+#include "deadbolt/url.hpp"
 
 #include <charconv>
 
-namespace deadbolt::cli {
+namespace deadbolt {
 namespace {
 
 struct url_parts {
@@ -144,7 +144,7 @@ std::string why_invalid_cluster(std::string_view rest) {
 
 }  // namespace
 
-std::string redacted(std::string_view url) {
+std::string redacted_url(std::string_view url) {
   const url_parts p = split(url);
   if (p.scheme.empty()) {  // not a URL, but it may still carry "user:password@"
     const auto at = url.rfind('@'), colon = url.find(':');
@@ -155,7 +155,7 @@ std::string redacted(std::string_view url) {
   return join(p, "***");
 }
 
-std::string why_invalid(std::string_view url) {
+std::string why_invalid_url(std::string_view url) {
   const url_parts p = split(url);
   if (p.scheme.empty() && url.find("://") == std::string_view::npos) {
     return "not a URL: expected redis://HOST[:PORT][/DB] or unix:///PATH";
@@ -179,13 +179,13 @@ std::string why_invalid(std::string_view url) {
   return why_invalid_cluster(p.rest);
 }
 
-std::string without_password(std::string_view url) {
+std::string url_without_password(std::string_view url) {
   const url_parts p = split(url);
   if (!p.has_password) return std::string(url);
   return join(p, "");
 }
 
-std::string with_password(std::string_view url, std::string_view password) {
+std::string url_with_password(std::string_view url, std::string_view password) {
   std::string encoded;
   for (unsigned char c : password) {
     const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -202,4 +202,4 @@ std::string with_password(std::string_view url, std::string_view password) {
   return join(split(url), encoded);
 }
 
-}  // namespace deadbolt::cli
+}  // namespace deadbolt
