@@ -7,6 +7,7 @@ namespace deadbolt::cli {
 
 int run_command(const options& o);
 int status_command(const options& o);
+int list_command(const options& o);
 int unlock_command(const options& o);
 int ping_command(const options& o);
 

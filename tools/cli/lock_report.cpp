@@ -123,9 +123,14 @@ void print_text(const std::string& name, const lock_state& s) {
 }
 
 void print_json(const std::string& name, const lock_state& s) {
+  json out;
+  write_json(out, name, s);
+  std::printf("%s\n", out.text().c_str());
+}
+
+void write_json(json& out, const std::string& name, const lock_state& s) {
   const deadbolt::object_info& o = s.object;
   const bool has_permits = o.kind == deadbolt::object_kind::expirable_semaphore;
-  json out;
   out.begin_object();
   out.key("name").string(name);
   if (!valid_utf8(name)) out.key("name_hex").string(hex(name));
@@ -176,7 +181,39 @@ void print_json(const std::string& name, const lock_state& s) {
   if (o.fencing_token) out.number(static_cast<std::int64_t>(*o.fencing_token)); else out.null();
   if (o.value) out.key("value").string(std::to_string(*o.value));
   out.end_object();
-  std::printf("%s\n", out.text().c_str());
+}
+
+void print_line(const std::string& name, const lock_state& s) {
+  const deadbolt::object_info& o = s.object;
+  std::string state;
+  switch (o.kind) {
+    case deadbolt::object_kind::expirable_semaphore:
+      state = std::to_string(o.permit_count) + " acquired, " + (o.value ? std::to_string(*o.value) : "0") + " available";
+      break;
+    case deadbolt::object_kind::semaphore_or_latch:
+      state = "value " + (o.value ? std::to_string(*o.value) : "0");
+      break;
+    default:
+      state = o.locked() ? (o.mode.empty() ? "locked" : "locked for " + o.mode) : "free";
+      if (!o.queue.empty()) state += ", " + std::to_string(o.queue.size()) + " queued";
+  }
+  std::string holder;
+  if (!o.holders.empty()) {
+    const holder_info* info = info_of(s, o.holders.front().owner);
+    holder = info ? describe(*info) : o.holders.front().owner;
+    if (o.holders.size() > 1) holder += " (+" + std::to_string(o.holders.size() - 1) + ")";
+  } else if (!o.permits.empty()) {
+    const holder_info* info = info_of(s, o.permits.front().id.hex());
+    holder = info ? describe(*info) : "permit " + o.permits.front().id.hex();
+    if (o.permits.size() > 1) holder += " (+" + std::to_string(o.permits.size() - 1) + ")";
+  }
+  const std::string ttl = o.ttl.count() >= 0 ? format_duration(o.ttl) : "-";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-24s %-19s %-24s %-8s %s", shown(name).c_str(), deadbolt::to_string(o.kind),
+                state.c_str(), ttl.c_str(), shown(holder).c_str());
+  std::string text(line);
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  std::printf("%s\n", text.c_str());
 }
 
 }  // namespace deadbolt::cli

@@ -16,7 +16,13 @@ struct lock_state {
   std::map<std::string, holder_info> infos;
 };
 
+class json;
+
 void print_text(const std::string& name, const lock_state& s);
 void print_json(const std::string& name, const lock_state& s);
+/// The object print_json prints, into `out` (list's array holds them).
+void write_json(json& out, const std::string& name, const lock_state& s);
+/// One line: name, kind, state, TTL, first holder (list's table).
+void print_line(const std::string& name, const lock_state& s);
 
 }  // namespace deadbolt::cli

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   switch (o->command) {
     case subcommand::run: return run_command(*o);
     case subcommand::status: return status_command(*o);
+    case subcommand::list: return list_command(*o);
     case subcommand::unlock: return unlock_command(*o);
     case subcommand::ping: return ping_command(*o);
     default: return exit_failure;

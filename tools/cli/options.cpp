@@ -14,7 +14,7 @@ namespace {
 
 enum option_code : int {
   opt_url = 256, opt_connect_timeout, opt_password_file, opt_lease, opt_watchdog, opt_grace, opt_fenced,
-  opt_fair, opt_read, opt_write, opt_semaphore_n, opt_semaphore, opt_latch, opt_permit, opt_json,
+  opt_fair, opt_read, opt_write, opt_semaphore_n, opt_semaphore, opt_latch, opt_permit, opt_json, opt_limit,
   opt_tls_ca, opt_tls_cert, opt_tls_key, opt_tls_server_name, opt_tls_insecure, opt_cluster_pubsub,
 };
 
@@ -55,7 +55,8 @@ constexpr option_spec all_options[] = {
     {"write", no_argument, opt_write, on_run},
     {"semaphore", required_argument, opt_semaphore_n, on_run},
     {"quiet", no_argument, 'q', on_run},
-    {"json", no_argument, opt_json, bit(subcommand::status) | bit(subcommand::ping)},
+    {"json", no_argument, opt_json, bit(subcommand::status) | bit(subcommand::list) | bit(subcommand::ping)},
+    {"limit", required_argument, opt_limit, bit(subcommand::list)},
     {"force", no_argument, 'f', bit(subcommand::unlock)},
     {"semaphore", no_argument, opt_semaphore, bit(subcommand::unlock)},
     {"latch", no_argument, opt_latch, bit(subcommand::unlock)},
@@ -93,7 +94,7 @@ const option_spec* find_option(std::string_view word, unsigned where) {
 }
 
 const char* owner_of(const option_spec& o) {
-  for (subcommand s : {subcommand::run, subcommand::status, subcommand::unlock}) {
+  for (subcommand s : {subcommand::run, subcommand::status, subcommand::list, subcommand::unlock}) {
     if ((o.where & bit(s)) != 0) return name_of(s);
   }
   return "deadbolt";
@@ -131,8 +132,8 @@ std::optional<long long> integer_value(std::string_view text, long long low, lon
 }
 
 std::optional<subcommand> subcommand_named(std::string_view word) {
-  for (subcommand s : {subcommand::run, subcommand::status, subcommand::unlock, subcommand::ping, subcommand::help,
-                       subcommand::version}) {
+  for (subcommand s : {subcommand::run, subcommand::status, subcommand::list, subcommand::unlock, subcommand::ping,
+                       subcommand::help, subcommand::version}) {
     if (word == name_of(s)) return s;
   }
   return std::nullopt;
@@ -234,6 +235,15 @@ bool apply(options& o, int code, const char* value, std::string& error) {
       return true;
     }
     case opt_permit: o.permit = value; return true;
+    case opt_limit: {
+      const auto n = integer_value(value, 1, 1'000'000);
+      if (!n) {
+        error = std::string("--limit: '") + value + "' is not a number from 1 to 1000000";
+        return false;
+      }
+      o.limit = static_cast<std::size_t>(*n);
+      return true;
+    }
     default: error = "internal: unhandled option"; return false;
   }
 }
@@ -258,6 +268,7 @@ const char* name_of(subcommand s) {
   switch (s) {
     case subcommand::run: return "run";
     case subcommand::status: return "status";
+    case subcommand::list: return "list";
     case subcommand::unlock: return "unlock";
     case subcommand::ping: return "ping";
     case subcommand::help: return "help";
@@ -294,13 +305,13 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
   if (o.command == subcommand::version) return o;
   if (help_asked && ::optind >= argc) return o;
   if (::optind >= argc) {
-    error = "no subcommand (run, status, unlock, ping)";
+    error = "no subcommand (run, status, list, unlock, ping)";
     return std::nullopt;
   }
   const int first = ::optind;
   const auto sub = subcommand_named(argv[first]);
   if (!sub) {
-    error = "unknown subcommand '" + word_of(argv[first]) + "' (run, status, unlock, ping)";
+    error = "unknown subcommand '" + word_of(argv[first]) + "' (run, status, list, unlock, ping)";
     return std::nullopt;
   }
   failed_in = *sub;
@@ -309,7 +320,7 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
     if (first + 1 < argc) {
       o.help_for = subcommand_named(argv[first + 1]);
       if (!o.help_for) {
-        error = "no help on '" + word_of(argv[first + 1]) + "' (run, status, unlock, ping)";
+        error = "no help on '" + word_of(argv[first + 1]) + "' (run, status, list, unlock, ping)";
         return std::nullopt;
       }
     }
@@ -362,6 +373,12 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
       error = "ping takes no NAME, got '" + positional[0] + "'";
       return std::nullopt;
     }
+  } else if (*sub == subcommand::list) {
+    if (positional.size() > 1) {
+      error = "expected one PATTERN, got '" + positional[1] + "' too";
+      return std::nullopt;
+    }
+    o.name = positional.empty() || positional[0].empty() ? "*" : positional[0];
   } else {
     if (positional.size() != 1) {
       error = positional.empty() ? "missing lock NAME" : "expected one lock NAME, got '" + positional[1] + "' too";

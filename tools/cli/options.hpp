@@ -11,7 +11,7 @@
 
 namespace deadbolt::cli {
 
-enum class subcommand { run, status, unlock, ping, help, version };
+enum class subcommand { run, status, list, unlock, ping, help, version };
 
 /// Which kind of lock `run` takes (one of --fenced, --fair, --read, --write, --semaphore N; default: a
 /// reentrant lock).
@@ -36,7 +36,8 @@ struct options {
   deadbolt::pubsub_mode cluster_pubsub = deadbolt::pubsub_mode::automatic;  ///< --cluster-pubsub
   bool verbose = false;                             ///< -v, --verbose
 
-  std::string name;                                 ///< the lock
+  std::string name;                                 ///< the lock (list: the pattern, default "*")
+  std::size_t limit = 1000;                         ///< list --limit: at most this many names
   std::optional<std::chrono::milliseconds> wait;    ///< -w/--wait (-n is 0): absent = forever
   int conflict_exit_code = 4;                       ///< -E: the exit code when the wait runs out
   std::chrono::milliseconds lease{0};               ///< --lease: 0 = watchdog

@@ -34,6 +34,13 @@ constexpr std::string_view status_text = R"(usage: deadbolt status [--json] NAME
   Exits 0 if NAME is held (a holder, or a permit out), 1 if not, as a test for scripts.
 )";
 
+constexpr std::string_view list_text = R"(usage: deadbolt list [--json] [--limit N] [PATTERN]
+  The locks, semaphores and latches whose names match PATTERN (Redis's glob: *, ?, [abc]; default
+  *), one line each: kind, state, TTL, first holder. Found with SCAN (every master of a cluster).
+      --json               one JSON array of status's objects
+      --limit N            look at N names at most (default 1000); more is said on stderr
+)";
+
 constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--semaphore [--permit ID] | --latch] NAME
   Release the lock NAME whoever holds it, and wake a waiter; a fair lock's queue is cleared (its
   live waiters queue again). Only a key with a lock's shape is touched; anything else is refused.
@@ -82,6 +89,7 @@ exit codes (every subcommand):
 constexpr std::string_view full_text = R"(usage: deadbolt [options] SUBCOMMAND [options] ...
   deadbolt run [options] NAME -- COMMAND [ARGS...]   run COMMAND holding the lock NAME
   deadbolt status [--json] NAME                      who holds NAME, and how (exit 0: held, 1: not)
+  deadbolt list [--json] [PATTERN]                   the locks, semaphores and latches matching PATTERN
   deadbolt unlock --force [...] NAME                 release NAME whoever holds it
   deadbolt ping [--json]                             is the server there?
   deadbolt help [SUBCOMMAND]                         this text, or a subcommand's
@@ -99,13 +107,14 @@ std::string build(std::string_view head) {
 
 std::string_view usage(std::optional<subcommand> s) {
   static const std::string full = build(std::string(full_text) + std::string(run_text) + "\n" + std::string(status_text) +
-                                        "\n" + std::string(unlock_text) + "\n" + std::string(ping_text));
-  static const std::string run = build(run_text), status = build(status_text), unlock = build(unlock_text),
+                                        "\n" + std::string(list_text) + "\n" + std::string(unlock_text) + "\n" + std::string(ping_text));
+  static const std::string run = build(run_text), status = build(status_text), list = build(list_text), unlock = build(unlock_text),
                            ping = build(ping_text);
   if (!s) return full;
   switch (*s) {
     case subcommand::run: return run;
     case subcommand::status: return status;
+    case subcommand::list: return list;
     case subcommand::unlock: return unlock;
     case subcommand::ping: return ping;
     default: return full;

@@ -13,7 +13,7 @@ _deadbolt() {
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
       --) [ "$sub" = run ] && { COMPREPLY=($(compgen -c -- "$cur")); return; } ;;
-      run|status|unlock|ping|help) [ -z "$sub" ] && sub=${words[i]} ;;
+      run|status|list|unlock|ping|help) [ -z "$sub" ] && sub=${words[i]} ;;
     esac
   done
   case $prev in
@@ -23,16 +23,17 @@ _deadbolt() {
     --url) COMPREPLY=($(compgen -W "redis:// rediss:// redis+cluster:// rediss+cluster:// redis+sentinel:// rediss+sentinel:// unix://" -- "$cur")); return ;;
     --connect-timeout|--wait|-w|--lease|--watchdog|--grace) COMPREPLY=($(compgen -W "500ms 1s 10s 30s 1m" -- "$cur")); return ;;
     --semaphore) [ "$sub" = run ] && return ;;  # run's takes a number; unlock's is a flag
-    --conflict-exit-code|-E|--permit) return ;;
+    --conflict-exit-code|-E|--permit|--limit) return ;;
   esac
   local opts
   case $sub in
-    "") COMPREPLY=($(compgen -W "run status unlock ping help $global" -- "$cur")); return ;;
+    "") COMPREPLY=($(compgen -W "run status list unlock ping help $global" -- "$cur")); return ;;
     run) opts="--wait --nonblock --conflict-exit-code --lease --watchdog --grace --fenced --fair --read --write --semaphore --quiet --" ;;
     status) opts="--json" ;;
+    list) opts="--json --limit" ;;
     unlock) opts="--force --semaphore --permit --latch" ;;
     ping) opts="--json" ;;
-    help) COMPREPLY=($(compgen -W "run status unlock ping" -- "$cur")); return ;;
+    help) COMPREPLY=($(compgen -W "run status list unlock ping" -- "$cur")); return ;;
   esac
   COMPREPLY=($(compgen -W "$opts $global" -- "$cur"))
 }
