@@ -106,6 +106,14 @@ struct config {
   /// than a third of it (the watchdog renews every third).
   std::chrono::milliseconds lease_margin{2};
   double clock_drift_factor = 0.01;
+  /// The part of `lease` the client does not count on: `lease * clock_drift_factor + lease_margin`
+  /// (rounded up). For leases the client does not track itself, a permit-expirable semaphore's
+  /// permits: one confirmed by a request sent at T is valid until T + lease - margin_of(lease).
+  std::chrono::milliseconds margin_of(std::chrono::milliseconds lease) const {
+    const double drift = static_cast<double>(lease.count()) * clock_drift_factor;
+    const auto whole = static_cast<std::chrono::milliseconds::rep>(drift);
+    return lease_margin + std::chrono::milliseconds(whole + (static_cast<double>(whole) < drift ? 1 : 0));
+  }
   /// Fair lock: how long a waiter's place in the queue lasts when its own wait is unbounded (Redisson's
   /// fairLockWaitTimeout). A waiter that waits longer is dropped and rejoins at the back.
   std::chrono::milliseconds fair_wait_timeout{300000};

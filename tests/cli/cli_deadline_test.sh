@@ -43,12 +43,16 @@ frozen() {
   wait_file "$p.ready" 3000 || fail "COMMAND did not start: $(cat "$p.err")" || return 1
   local before_pttl=$(now_ms)
   local pttl=$(rcli pttl "$name")
+  # A permit's expiry is its score in the semaphore's permit table (the server's clock, in ms).
+  local permit_expiry=$(rcli zrange "{$name}:timeout" 0 0 withscores | sed -n 2p)
+  permit_expiry=${permit_expiry%.*}
   kill -STOP "$REDIS_PID"
   local frozen_at=$(now_ms)
   # No renewal went out before the freeze (the first is a third of the lease after the acquire, which
   # came after `start`): the key expires at its acquire's lease, which the PTTL read tells.
   [ $((frozen_at - start)) -lt $((lease / 3)) ] || { kill -CONT "$REDIS_PID"; fail "too slow: frozen $((frozen_at - start))ms after the start"; return 1; }
   local expiry=$((before_pttl + pttl)) left gone
+  [ -z "$permit_expiry" ] || expiry=$permit_expiry
   while left=$(alive "$p.pids"); [ -n "$left" ]; do
     if [ "$(now_ms)" -ge $((expiry + 3000 * SLOW)) ]; then
       kill -CONT "$REDIS_PID"
@@ -76,6 +80,13 @@ frozen_watchdog() { frozen cli-frozen-watchdog "$WORK/fw" $((3000 * SLOW)) --wat
 # A fixed lease: the tree is stopped --grace before the lease's deadline, not when it has run out.
 frozen_fixed_lease() { frozen cli-frozen-lease "$WORK/fl" $((3000 * SLOW)) --lease $((3000 * SLOW))ms --grace $((600 * SLOW))ms; }
 
+# A permit of a permit-expirable semaphore, renewed by deadbolt itself (--semaphore): the same, from
+# the permit's own deadline (the library does not track permits: run keeps it).
+frozen_semaphore() { frozen cli-frozen-sem "$WORK/fs" $((3000 * SLOW)) --semaphore 2 --watchdog $((3000 * SLOW))ms --grace $((600 * SLOW))ms; }
+
+# A permit with a fixed lease.
+frozen_semaphore_fixed_lease() { frozen cli-frozen-sem-lease "$WORK/fsl" $((3000 * SLOW)) --semaphore 2 --lease $((3000 * SLOW))ms --grace $((600 * SLOW))ms; }
+
 # ---- driver --------------------------------------------------------------------------------------
-ALL=(frozen_watchdog frozen_fixed_lease)
+ALL=(frozen_watchdog frozen_fixed_lease frozen_semaphore frozen_semaphore_fixed_lease)
 run_cases "${ALL[@]}"

@@ -190,22 +190,24 @@ class runner {
     return o_.watchdog ? *o_.watchdog : milliseconds(30000);
   }
 
-  // Restarts the permit's lease every third of it; a permit found gone, or not confirmed for a whole
-  // lease, is lost.
-  void renew_permit(clock::time_point confirmed) {
+  // Restarts the permit's lease every third of it; each confirmation moves the permit's deadline
+  // (watch_permit_deadline stops COMMAND before it); a permit found gone is lost at once.
+  void renew_permit() {
     renew_timer_.expires_after(hold_lease() / 3);
-    renew_timer_.async_wait([this, confirmed](std::error_code ec) {
+    renew_timer_.async_wait([this](std::error_code ec) {
       if (ec || !permit_ || !child_.running()) return;
-      semaphore_.async_update_lease(*permit_, hold_lease(), [this, confirmed](std::error_code uec, bool held) {
-        if (!child_.running()) return;
+      const clock::time_point asked = clock::now();
+      semaphore_.async_update_lease(*permit_, hold_lease(), [this, asked](std::error_code uec, bool held) {
+        if (!child_.running() || lost_) return;
         if (!uec && !held) return lease_lost("the permit expired or was taken away");
-        if (uec && clock::now() - confirmed >= hold_lease()) {
-          return lease_lost("its lease could not be renewed: " + uec.message());
+        if (uec) {
+          verbose("could not renew the permit of %s: %s", o_.name.c_str(), uec.message().c_str());
+        } else {
+          permit_valid_until_ = std::max(permit_valid_until_, asked + hold_lease() - deadbolt::config().margin_of(hold_lease()));
+          verbose("renewed the permit of %s for %s", o_.name.c_str(), format_duration(hold_lease()).c_str());
+          client_.async_command({"PEXPIRE", holder_key(), std::to_string(hold_lease().count())}, [](std::error_code, deadbolt::reply) {});
         }
-        if (uec) verbose("could not renew the permit of %s: %s", o_.name.c_str(), uec.message().c_str());
-        else verbose("renewed the permit of %s for %s", o_.name.c_str(), format_duration(hold_lease()).c_str());
-        if (!uec) client_.async_command({"PEXPIRE", holder_key(), std::to_string(hold_lease().count())}, [](std::error_code, deadbolt::reply) {});
-        renew_permit(uec ? confirmed : clock::now());
+        renew_permit();
       });
     });
   }
@@ -257,9 +259,32 @@ class runner {
             o_.mode == lock_mode::fenced ? ", fencing token " : permit_ ? ", permit " : "",
             o_.mode == lock_mode::fenced ? std::to_string(*token).c_str() : permit_ ? permit_->hex().c_str() : "");
     if (interrupted_by_ != 0) return release(128 + interrupted_by_);  // the signal beat the cancellation
+    if (permit_) return confirm_permit(*token);
+    start_command(*token);
+  }
+
+  // A permit's lease is not tracked by the library: its deadline is the send time of the request that
+  // last confirmed it + the lease - the margin. The acquire's send time is not known here (it may have
+  // waited long), so the lease is restarted once now, from a moment known to come before the send.
+  void confirm_permit(std::uint64_t token) {
+    const clock::time_point asked = clock::now();
+    semaphore_.async_update_lease(*permit_, hold_lease(), [this, asked, token](std::error_code ec, bool held) {
+      if (finished_) return;
+      if (ec) return release(report_error(o_, ec, "cannot confirm the permit of " + o_.name));
+      if (!held) {
+        std::fprintf(stderr, "deadbolt: the permit of %s expired before COMMAND started\n", o_.name.c_str());
+        return finish(exit_lease_lost);
+      }
+      permit_valid_until_ = asked + hold_lease() - deadbolt::config().margin_of(hold_lease());
+      if (interrupted_by_ != 0) return release(128 + interrupted_by_);
+      start_command(token);
+    });
+  }
+
+  void start_command(std::uint64_t token) {
     leave_holder_info();
     std::vector<std::string> env{"DEADBOLT_LOCK_NAME=" + o_.name};
-    if (o_.mode == lock_mode::fenced) env.push_back("DEADBOLT_FENCING_TOKEN=" + std::to_string(*token));
+    if (o_.mode == lock_mode::fenced) env.push_back("DEADBOLT_FENCING_TOKEN=" + std::to_string(token));
     if (permit_) env.push_back("DEADBOLT_PERMIT_ID=" + permit_->hex());
     environment_change secrets = command_environment();
     env.insert(env.end(), secrets.added.begin(), secrets.added.end());
@@ -282,16 +307,26 @@ class runner {
     client_.on_lease_lost([this](std::string_view lost_name, deadbolt::owner_id lost_owner) {
       if (lost_name == o_.name && lost_owner == owner_) lease_lost("it was taken away or expired");
     });
-    if (permit_ && o_.lease.count() == 0) renew_permit(clock::now());
+    if (permit_ && o_.lease.count() == 0) renew_permit();
     if (!permit_ && o_.lease.count() == 0) refresh_holder_info();
-    if (!permit_) return watch_deadline();
-    if (o_.lease.count() > 0) {
-      // A fixed lease is not renewed: when it runs out, the permit is no longer ours.
-      lease_timer_.expires_after(o_.lease);
+    if (permit_) return watch_permit_deadline();
+    watch_deadline();
+  }
+
+  // The permit's deadline (confirm_permit, renew_permit), as watch_deadline does a lock's.
+  void watch_permit_deadline() {
+    if (lost_ || finished_ || !child_.running()) return;
+    const milliseconds left = std::chrono::duration_cast<milliseconds>(permit_valid_until_ - clock::now());
+    if (left > grace()) {
+      lease_timer_.expires_at(permit_valid_until_ - grace());
       lease_timer_.async_wait([this](std::error_code ec) {
-        if (!ec) lease_lost("the lease of " + format_duration(o_.lease) + " ran out");
+        if (!ec) watch_permit_deadline();
       });
+      return;
     }
+    const std::string why = o_.lease.count() > 0 ? "its lease of " + format_duration(o_.lease) + " ends"
+                                                 : "not renewed in time: the server may expire it";
+    stop_before_deadline(why + " in " + format_duration(std::max(left, milliseconds(0))), std::max(left, milliseconds(0)));
   }
 
   // How long before the hold's deadline COMMAND gets SIGTERM (--grace), and the delay between SIGTERM
@@ -578,7 +613,8 @@ class runner {
   asio::steady_timer status_timer_;
   asio::steady_timer lease_timer_;
   asio::steady_timer renew_timer_;  // --semaphore: the permit's lease
-  asio::steady_timer info_timer_;   // the holder info's TTL under the watchdog
+  asio::steady_timer info_timer_;
+  clock::time_point permit_valid_until_{};  // the permit's deadline on the client (confirm_permit)   // the holder info's TTL under the watchdog
   asio::cancellation_signal cancel_wait_;
   deadbolt::owner_id owner_;
   child_process child_{io_};
