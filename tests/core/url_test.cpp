@@ -288,6 +288,16 @@ TEST_CASE("config::why_invalid names the field and the reason of what validate r
   }
 }
 
+TEST_CASE("config::margin_of: the part of a lease the client does not count on") {
+  deadbolt::config cfg;  // 1% + 2 ms
+  CHECK(cfg.margin_of(30000ms) == 302ms);
+  CHECK(cfg.margin_of(150ms) == 4ms);  // 1.5 ms of drift, rounded up
+  CHECK(cfg.margin_of(0ms) == 2ms);
+  cfg.clock_drift_factor = 0;
+  cfg.lease_margin = 0ms;
+  CHECK(cfg.margin_of(30000ms) == 0ms);
+}
+
 TEST_CASE("url text: a password is hidden, taken out or put in") {
   CHECK(deadbolt::redacted_url("redis://u:secret@h:1/2") == "redis://u:***@h:1/2");
   CHECK(deadbolt::redacted_url("redis://h:1") == "redis://h:1");
