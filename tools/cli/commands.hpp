@@ -9,5 +9,6 @@ int run_command(const options& o);
 int status_command(const options& o);
 int unlock_command(const options& o);
 int ping_command(const options& o);
+int acl_command(const options& o);
 
 }  // namespace deadbolt::cli

@@ -24,6 +24,8 @@ constexpr std::string_view run_text = R"(usage: deadbolt run [options] NAME -- C
       --read, --write      the read (shared) or write (exclusive) half of a read/write lock
       --semaphore N        one permit of a permit-expirable semaphore of N permits (created if
                            absent; an error if it has another number); COMMAND gets DEADBOLT_PERMIT_ID
+      --spin               a spin lock: no pub/sub (waiters retry with a backoff), for endpoints
+                           where SUBSCRIBE or PUBLISH cannot be used
   -q, --quiet              no status line while waiting
 )";
 
@@ -33,10 +35,11 @@ constexpr std::string_view status_text = R"(usage: deadbolt status [--json] NAME
       --json               one JSON object (invalid UTF-8 shown as U+FFFD, plus "name_hex")
 )";
 
-constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--semaphore [--permit ID] | --latch] NAME
+constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--spin | --semaphore [--permit ID] | --latch] NAME
   Release the lock NAME whoever holds it, and wake a waiter; a fair lock's queue is cleared (its
   live waiters queue again). Only a key with a lock's shape is touched; anything else is refused.
   -f, --force              required: it releases a lock someone else holds
+      --spin               a spin lock: delete it and publish nothing (its waiters retry by themselves)
       --semaphore          take back a permit-expirable semaphore's expired permits, or with
       --permit ID          release that permit (a holder's DEADBOLT_PERMIT_ID)
       --latch              delete the count-down latch NAME (its waiters go on)
@@ -44,6 +47,17 @@ constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--se
 
 constexpr std::string_view ping_text = R"(usage: deadbolt ping
   Check that the server answers (connect, log in, PING): exit 0 if it does, 3 if not.
+)";
+
+constexpr std::string_view acl_text = R"(usage: deadbolt acl [--user USER] [KIND] NAME...
+  Print the Redis ACL rule (one ACL SETUSER line, as redis-cli reads it from its input) that lets USER
+  do with the locks NAME... what deadbolt run, status and unlock --force do, and nothing more: the
+  commands, keys and channels of that kind. Nothing is sent. --url says the topology (a cluster's
+  commands; a database's SELECT) and --cluster-pubsub its pub/sub. KIND is one of:
+      --fenced, --fair, --read/--write (a read/write lock), --semaphore N, --spin, --latch
+                           (default: a reentrant lock)
+      --user USER          the user (default: the URL's user, else deadbolt); a new user needs
+                           'on' and a password too: ACL SETUSER USER on >PASSWORD
 )";
 
 constexpr std::string_view global_text = R"(options of every subcommand (before or after it):
@@ -81,6 +95,7 @@ constexpr std::string_view full_text = R"(usage: deadbolt [options] SUBCOMMAND [
   deadbolt status [--json] NAME                      who holds NAME, and how
   deadbolt unlock --force [...] NAME                 release NAME whoever holds it
   deadbolt ping                                      is the server there?
+  deadbolt acl [KIND] NAME...                        the least-privilege ACL rule for NAME
   deadbolt help [SUBCOMMAND]                         this text, or a subcommand's
 
 )";
@@ -96,15 +111,17 @@ std::string build(std::string_view head) {
 
 std::string_view usage(std::optional<subcommand> s) {
   static const std::string full = build(std::string(full_text) + std::string(run_text) + "\n" + std::string(status_text) +
-                                        "\n" + std::string(unlock_text) + "\n" + std::string(ping_text));
+                                        "\n" + std::string(unlock_text) + "\n" + std::string(ping_text) + "\n" +
+                                        std::string(acl_text));
   static const std::string run = build(run_text), status = build(status_text), unlock = build(unlock_text),
-                           ping = build(ping_text);
+                           ping = build(ping_text), acl = build(acl_text);
   if (!s) return full;
   switch (*s) {
     case subcommand::run: return run;
     case subcommand::status: return status;
     case subcommand::unlock: return unlock;
     case subcommand::ping: return ping;
+    case subcommand::acl: return acl;
     default: return full;
   }
 }
