@@ -71,6 +71,12 @@ std::string acl_glob_escape(std::string_view literal) {
   std::string out;
   out.reserve(literal.size());
   for (char c : literal) {
+    // ACL SETUSER refuses a pattern with whitespace ("Syntax error"): one character of any kind
+    // stands for it, the only way such a name can be granted.
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r') {
+      out += '?';
+      continue;
+    }
     if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
     out += c;
   }

@@ -53,7 +53,7 @@ struct acl_options {
 class acl_grants {
  public:
   /// The grants that `kind` named `name` needs (keys and channels as exact patterns: glob characters in
-  /// the name are escaped).
+  /// the name are escaped; see acl_glob_escape for whitespace).
   void add(acl_object kind, std::string_view name, const acl_options& options = {});
   /// One command ("get", "client|setname"): "+get".
   void add_command(std::string_view command);

@@ -159,6 +159,7 @@ TEST_CASE("options: replica sync, a database, a cluster's pub/sub") {
 
 TEST_CASE("glob characters in a name are escaped; the text quotes what redis-cli would split") {
   CHECK(deadbolt::acl_glob_escape("a*b?[c]\\d") == "a\\*b\\?\\[c\\]\\\\d");
+  CHECK(deadbolt::acl_glob_escape("my lock\t1") == "my?lock?1");  // ACL SETUSER refuses whitespace
   const auto rules = rules_of(acl_object::spin_lock, "job*1");
   CHECK(has(rules, "~job\\*1"));
   deadbolt::acl_grants g;
