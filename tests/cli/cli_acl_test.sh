@@ -172,6 +172,11 @@ printed_rule() {
   # is granted as '?'), and works
   make_user cli-acl-text --fenced 'a*b c' orders || return 1
   db run --url "$AS" --fenced 'a*b c' -- true 2>"$WORK/text.err" || fail "run 'a*b c': exit $?: $(cat "$WORK/text.err")" || return 1
+  # --add: a second kind for the same user, the first kept
+  rcli del cli-acl-jobs >/dev/null
+  [ "$(db acl --user cli-acl-text --add --semaphore 1 cli-acl-jobs | rcli)" = OK ] || fail "acl --add refused" || return 1
+  db run --url "$AS" --semaphore 1 cli-acl-jobs -- true 2>"$WORK/text.err" || fail "run --semaphore after --add: exit $?: $(cat "$WORK/text.err")" || return 1
+  db run --url "$AS" --fenced 'a*b c' -- true 2>"$WORK/text.err" || fail "the first kind after --add: exit $?: $(cat "$WORK/text.err")" || return 1
   rcli acl deluser cli-acl-text >/dev/null
   local rc=0
   db acl 2>/dev/null || rc=$?

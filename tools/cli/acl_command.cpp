@@ -46,6 +46,7 @@ int acl_command(const options& o) {
   deadbolt::acl_grants grants;
   for (const auto& name : o.names) {
     grants.add(object_of(o.mode), name, settings);
+    if (o.mode == lock_mode::latch) continue;  // (unlock --force --latch only: no holders)
     // The holder info (holder_info.hpp): SET and PEXPIRE by run, GET by status and run's wait line,
     // DEL at the release; one key per hold.
     for (const char* command : {"set", "get", "pexpire", "del"}) grants.add_command(command);
@@ -68,7 +69,8 @@ int acl_command(const options& o) {
     }
   }
   // A new user also needs `on` and a password: ACL SETUSER USER on >PASSWORD (or in the same line).
-  std::printf("ACL SETUSER %s resetkeys resetchannels -@all %s\n", user.c_str(), grants.text().c_str());
+  // --add: no resets, to add another kind's grants to a user that has a rule already (ACL SETUSER adds).
+  std::printf("ACL SETUSER %s %s%s\n", user.c_str(), o.acl_add ? "" : "resetkeys resetchannels -@all ", grants.text().c_str());
   return exit_ok;
 }
 

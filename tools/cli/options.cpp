@@ -16,7 +16,7 @@ enum option_code : int {
   opt_url = 256, opt_connect_timeout, opt_password_file, opt_lease, opt_watchdog, opt_grace, opt_fenced,
   opt_fair, opt_read, opt_write, opt_semaphore_n, opt_semaphore, opt_latch, opt_permit, opt_json,
   opt_tls_ca, opt_tls_cert, opt_tls_key, opt_tls_server_name, opt_tls_insecure, opt_cluster_pubsub,
-  opt_spin, opt_user,
+  opt_spin, opt_user, opt_add,
 };
 
 constexpr unsigned bit(subcommand s) { return 1u << static_cast<unsigned>(s); }
@@ -63,6 +63,7 @@ constexpr option_spec all_options[] = {
     {"semaphore", no_argument, opt_semaphore, bit(subcommand::unlock)},
     {"latch", no_argument, opt_latch, bit(subcommand::unlock) | on_acl},
     {"user", required_argument, opt_user, on_acl},
+    {"add", no_argument, opt_add, on_acl},
     {"permit", required_argument, opt_permit, bit(subcommand::unlock)},
 };
 
@@ -223,6 +224,7 @@ bool apply(options& o, int code, const char* value, std::string& error) {
       }
       return set_mode(lock_mode::spin);
     case opt_user: o.acl_user = value; return true;
+    case opt_add: o.acl_add = true; return true;
     case opt_semaphore_n: {
       const auto n = integer_value(value, 1, 1'000'000'000);
       if (!n) {

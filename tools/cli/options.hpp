@@ -54,6 +54,7 @@ struct options {
   std::vector<std::string> argv;                    ///< COMMAND and its arguments
   std::vector<std::string> names;                   ///< acl: every NAME (name is the first)
   std::string acl_user;                             ///< acl --user: else the URL's user, else "deadbolt"
+  bool acl_add = false;                             ///< acl --add: the grants without the resets
 };
 
 /// Parses argv (argv[0] is the program); on failure returns nullopt and sets `error` to a one-line

@@ -49,7 +49,7 @@ constexpr std::string_view ping_text = R"(usage: deadbolt ping
   Check that the server answers (connect, log in, PING): exit 0 if it does, 3 if not.
 )";
 
-constexpr std::string_view acl_text = R"(usage: deadbolt acl [--user USER] [KIND] NAME...
+constexpr std::string_view acl_text = R"(usage: deadbolt acl [--user USER] [--add] [KIND] NAME...
   Print the Redis ACL rule (one ACL SETUSER line, as redis-cli reads it from its input) that lets USER
   do with the locks NAME... what deadbolt run, status and unlock --force do, and nothing more: the
   commands, keys and channels of that kind. Nothing is sent. --url says the topology (a cluster's
@@ -58,6 +58,8 @@ constexpr std::string_view acl_text = R"(usage: deadbolt acl [--user USER] [KIND
                            (default: a reentrant lock)
       --user USER          the user (default: the URL's user, else deadbolt); a new user needs
                            'on' and a password too: ACL SETUSER USER on >PASSWORD
+      --add                only the grants, without resetting the user's rule first: to give a
+                           user a second kind (ACL SETUSER adds to what it has)
 )";
 
 constexpr std::string_view global_text = R"(options of every subcommand (before or after it):
