@@ -128,7 +128,8 @@ no_wider_than_its_name() {
 }
 
 # --spin: a second run waits by polling and gets the lock when the first ends; it subscribes to
-# nothing, and works for a user whose rule grants no pub/sub at all (which a plain lock needs).
+# nothing, and works for a user whose rule grants no pub/sub at all (which a plain lock needs); the
+# watchdog and a fixed lease's deadline work as for the plain lock.
 spin_waits_without_pubsub() {
   local name=cli-acl-spin
   rcli del "$name" >/dev/null
@@ -145,8 +146,18 @@ spin_waits_without_pubsub() {
   release_holder
   wait_exit "$waiter" 5000 || fail "the spin waiter did not get the lock" || return 1
   [ "$RC" = 0 ] && [ -e "$WORK/spin-w.ran" ] || fail "waiter: exit $RC: $(cat "$WORK/spin-w.err")" || return 1
+  # the plain lock's lease behaviour: the watchdog (1s) keeps it past its lease while COMMAND runs, and
+  # a fixed --lease stops COMMAND --grace before its deadline (exit 5)
+  hold_as "$AS" "$name" --spin || return 1
+  sleep 1.5
+  key_exists "$name" || fail "the watchdog did not renew the spin lock" || return 1
+  release_holder
+  local rc=0 start=$(now_ms)
+  db run --url "$AS" --spin --lease 1s --grace 200ms "$name" -- sleep 10 2>"$WORK/spin.err" || rc=$?
+  [ "$rc" = 5 ] && [ $(($(now_ms) - start)) -lt $((5000 * SLOW)) ] || fail "--spin --lease 1s: exit $rc: $(cat "$WORK/spin.err")" || return 1
+  grep -q "its lease of 1.0s ends" "$WORK/spin.err" || fail "--spin --lease: $(cat "$WORK/spin.err")" || return 1
   # the rule is the spin lock's: a plain lock's release publishes, which this user may not (exit 6)
-  local rc=0
+  rc=0
   db run --url "$AS" "$name" -- true 2>"$WORK/spin.err" || rc=$?
   [ "$rc" = 6 ] && grep -q "permission denied" "$WORK/spin.err" || fail "a plain lock under the spin rule: exit $rc: $(cat "$WORK/spin.err")" || return 1
   rcli del "$name" >/dev/null
