@@ -108,9 +108,8 @@ no_wider_than_its_name() {
   rc=0
   db status --url "$AS" cli-acl-b >/dev/null 2>"$WORK/narrow.err" || rc=$?
   [ "$rc" = 1 ] || fail "status of another name: exit $rc" || return 1
-  db run --url "$URL" cli-acl-b -- sh -c "touch '$WORK/b.in'; exec sleep 30" >/dev/null 2>&1 &
-  PIDS+=($!)
-  local b=$!
+  bg "$WORK/b" run --url "$URL" cli-acl-b -- sh -c "touch '$WORK/b.in'; exec sleep 30"
+  local b=$BG
   wait_file "$WORK/b.in" 3000 || fail "cannot hold cli-acl-b" || return 1
   rc=0
   db unlock --url "$AS" --force cli-acl-b >/dev/null 2>&1 || rc=$?
