@@ -1,5 +1,5 @@
-// A Lua script embedded at build time (lua/*.lua), called by EVALSHA with EVAL-free fallback:
-// on NOSCRIPT the client loads it with SCRIPT LOAD and retries (NOSCRIPT means it did not run).
+// A Lua script embedded at build time (lua/*.lua), called by EVALSHA; on NOSCRIPT (the script did not
+// run) the client sends the same call again as EVAL with the body (src/detail/pipeline.cpp).
 #pragma once
 
 #include <string_view>

@@ -10,5 +10,6 @@ int status_command(const options& o);
 int list_command(const options& o);
 int unlock_command(const options& o);
 int ping_command(const options& o);
+int acl_command(const options& o);
 
 }  // namespace deadbolt::cli

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     case subcommand::version: std::printf("deadbolt %s\n", deadbolt::version()); return exit_ok;
     default: break;
   }
+  if (o->command == subcommand::acl) return acl_command(*o);  // prints a rule: no server, no password
   if (!apply_password(*o, error)) {
     std::fprintf(stderr, "deadbolt: %s\n", error.c_str());
     return exit_usage;

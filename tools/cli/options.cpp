@@ -16,11 +16,13 @@ enum option_code : int {
   opt_url = 256, opt_connect_timeout, opt_password_file, opt_lease, opt_watchdog, opt_grace, opt_fenced,
   opt_fair, opt_read, opt_write, opt_semaphore_n, opt_semaphore, opt_latch, opt_permit, opt_json, opt_limit,
   opt_tls_ca, opt_tls_cert, opt_tls_key, opt_tls_server_name, opt_tls_insecure, opt_cluster_pubsub,
+  opt_spin, opt_user, opt_add,
 };
 
 constexpr unsigned bit(subcommand s) { return 1u << static_cast<unsigned>(s); }
 constexpr unsigned everywhere = ~0u;
 constexpr unsigned on_run = bit(subcommand::run);
+constexpr unsigned on_acl = bit(subcommand::acl);
 constexpr unsigned globals = bit(subcommand::help);  // only the options every subcommand takes
 
 struct option_spec {
@@ -49,17 +51,20 @@ constexpr option_spec all_options[] = {
     {"lease", required_argument, opt_lease, on_run},
     {"watchdog", required_argument, opt_watchdog, on_run},
     {"grace", required_argument, opt_grace, on_run},
-    {"fenced", no_argument, opt_fenced, on_run},
-    {"fair", no_argument, opt_fair, on_run},
-    {"read", no_argument, opt_read, on_run},
-    {"write", no_argument, opt_write, on_run},
-    {"semaphore", required_argument, opt_semaphore_n, on_run},
+    {"fenced", no_argument, opt_fenced, on_run | on_acl},
+    {"fair", no_argument, opt_fair, on_run | on_acl},
+    {"read", no_argument, opt_read, on_run | on_acl},
+    {"write", no_argument, opt_write, on_run | on_acl},
+    {"semaphore", required_argument, opt_semaphore_n, on_run | on_acl},
+    {"spin", no_argument, opt_spin, on_run | on_acl | bit(subcommand::unlock)},
     {"quiet", no_argument, 'q', on_run},
     {"json", no_argument, opt_json, bit(subcommand::status) | bit(subcommand::list) | bit(subcommand::ping)},
     {"limit", required_argument, opt_limit, bit(subcommand::list)},
     {"force", no_argument, 'f', bit(subcommand::unlock)},
     {"semaphore", no_argument, opt_semaphore, bit(subcommand::unlock)},
-    {"latch", no_argument, opt_latch, bit(subcommand::unlock)},
+    {"latch", no_argument, opt_latch, bit(subcommand::unlock) | on_acl},
+    {"user", required_argument, opt_user, on_acl},
+    {"add", no_argument, opt_add, on_acl},
     {"permit", required_argument, opt_permit, bit(subcommand::unlock)},
 };
 
@@ -94,7 +99,7 @@ const option_spec* find_option(std::string_view word, unsigned where) {
 }
 
 const char* owner_of(const option_spec& o) {
-  for (subcommand s : {subcommand::run, subcommand::status, subcommand::list, subcommand::unlock}) {
+  for (subcommand s : {subcommand::run, subcommand::status, subcommand::list, subcommand::unlock, subcommand::acl}) {
     if ((o.where & bit(s)) != 0) return name_of(s);
   }
   return "deadbolt";
@@ -133,7 +138,7 @@ std::optional<long long> integer_value(std::string_view text, long long low, lon
 
 std::optional<subcommand> subcommand_named(std::string_view word) {
   for (subcommand s : {subcommand::run, subcommand::status, subcommand::list, subcommand::unlock, subcommand::ping,
-                       subcommand::help, subcommand::version}) {
+                       subcommand::acl, subcommand::help, subcommand::version}) {
     if (word == name_of(s)) return s;
   }
   return std::nullopt;
@@ -143,7 +148,8 @@ std::optional<subcommand> subcommand_named(std::string_view word) {
 bool apply(options& o, int code, const char* value, std::string& error) {
   auto set_mode = [&](lock_mode m) {
     if (o.mode != lock_mode::plain && o.mode != m) {
-      error = "--fenced, --fair, --read, --write and --semaphore exclude each other";
+      error = o.command == subcommand::acl ? "--fenced, --fair, --read, --write, --semaphore, --spin and --latch exclude each other"
+                                           : "--fenced, --fair, --read, --write, --semaphore and --spin exclude each other";
       return false;
     }
     o.mode = m;
@@ -212,6 +218,14 @@ bool apply(options& o, int code, const char* value, std::string& error) {
     case opt_fair: return set_mode(lock_mode::fair);
     case opt_read: return set_mode(lock_mode::read);
     case opt_write: return set_mode(lock_mode::write);
+    case opt_spin:
+      if (o.command == subcommand::unlock && o.releases != unlock_kind::lock) {
+        error = "--spin (a lock) excludes --semaphore and --latch";
+        return false;
+      }
+      return set_mode(lock_mode::spin);
+    case opt_user: o.acl_user = value; return true;
+    case opt_add: o.acl_add = true; return true;
     case opt_semaphore_n: {
       const auto n = integer_value(value, 1, 1'000'000'000);
       if (!n) {
@@ -224,11 +238,13 @@ bool apply(options& o, int code, const char* value, std::string& error) {
     case 'q': o.quiet = true; return true;
     case opt_json: o.json = true; return true;
     case 'f': o.force = true; return true;
-    case opt_semaphore:
-    case opt_latch: {
+    case opt_latch:
+      if (o.command == subcommand::acl) return set_mode(lock_mode::latch);
+      [[fallthrough]];
+    case opt_semaphore: {
       const unlock_kind k = code == opt_latch ? unlock_kind::latch : unlock_kind::semaphore;
-      if (o.releases != unlock_kind::lock && o.releases != k) {
-        error = "--semaphore and --latch exclude each other";
+      if ((o.releases != unlock_kind::lock && o.releases != k) || o.mode == lock_mode::spin) {
+        error = o.mode == lock_mode::spin ? "--spin (a lock) excludes --semaphore and --latch" : "--semaphore and --latch exclude each other";
         return false;
       }
       o.releases = k;
@@ -273,6 +289,7 @@ const char* name_of(subcommand s) {
     case subcommand::ping: return "ping";
     case subcommand::help: return "help";
     case subcommand::version: return "version";
+    case subcommand::acl: return "acl";
   }
   return "?";
 }
@@ -305,13 +322,13 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
   if (o.command == subcommand::version) return o;
   if (help_asked && ::optind >= argc) return o;
   if (::optind >= argc) {
-    error = "no subcommand (run, status, list, unlock, ping)";
+    error = "no subcommand (run, status, list, unlock, ping, acl)";
     return std::nullopt;
   }
   const int first = ::optind;
   const auto sub = subcommand_named(argv[first]);
   if (!sub) {
-    error = "unknown subcommand '" + word_of(argv[first]) + "' (run, status, list, unlock, ping)";
+    error = "unknown subcommand '" + word_of(argv[first]) + "' (run, status, list, unlock, ping, acl)";
     return std::nullopt;
   }
   failed_in = *sub;
@@ -320,7 +337,7 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
     if (first + 1 < argc) {
       o.help_for = subcommand_named(argv[first + 1]);
       if (!o.help_for) {
-        error = "no help on '" + word_of(argv[first + 1]) + "' (run, status, list, unlock, ping)";
+        error = "no help on '" + word_of(argv[first + 1]) + "' (run, status, list, unlock, ping, acl)";
         return std::nullopt;
       }
     }
@@ -379,6 +396,19 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
       return std::nullopt;
     }
     o.name = positional.empty() || positional[0].empty() ? "*" : positional[0];
+  } else if (*sub == subcommand::acl) {
+    if (positional.empty()) {
+      error = "missing lock NAME";
+      return std::nullopt;
+    }
+    for (const auto& n : positional) {
+      if (n.empty()) {
+        error = "a lock NAME is empty";
+        return std::nullopt;
+      }
+    }
+    o.names = positional;
+    o.name = positional[0];
   } else {
     if (positional.size() != 1) {
       error = positional.empty() ? "missing lock NAME" : "expected one lock NAME, got '" + positional[1] + "' too";

@@ -11,11 +11,11 @@
 
 namespace deadbolt::cli {
 
-enum class subcommand { run, status, list, unlock, ping, help, version };
+enum class subcommand { run, status, list, unlock, ping, help, version, acl };
 
-/// Which kind of lock `run` takes (one of --fenced, --fair, --read, --write, --semaphore N; default: a
-/// reentrant lock).
-enum class lock_mode { plain, fenced, fair, read, write, semaphore };
+/// Which kind of lock `run` takes (one of --fenced, --fair, --read, --write, --semaphore N, --spin; default:
+/// a reentrant lock); `acl` also --latch.
+enum class lock_mode { plain, fenced, fair, read, write, semaphore, spin, latch };
 
 /// What `unlock --force` may release: a lock (default), a semaphore (--semaphore), a latch (--latch).
 enum class unlock_kind { lock, semaphore, latch };
@@ -53,6 +53,9 @@ struct options {
   bool nonblock = false;                            ///< -n: --wait 0
   bool dash_dash = false;                           ///< run: "--" was given
   std::vector<std::string> argv;                    ///< COMMAND and its arguments
+  std::vector<std::string> names;                   ///< acl: every NAME (name is the first)
+  std::string acl_user;                             ///< acl --user: else the URL's user, else "deadbolt"
+  bool acl_add = false;                             ///< acl --add: the grants without the resets
 };
 
 /// Parses argv (argv[0] is the program); on failure returns nullopt and sets `error` to a one-line

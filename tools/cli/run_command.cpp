@@ -33,6 +33,7 @@ class runner {
         client_(io_.get_executor(), make_config(o)),
         lock_(client_.lock(o.name)),
         fenced_(client_.fenced_lock(o.name)),
+        spin_(client_.spin_lock(o.name)),
         fair_(client_.fair_lock(o.name)),
         rw_(client_.read_write_lock(o.name)),
         semaphore_(client_.expirable_semaphore(o.name)),
@@ -136,6 +137,7 @@ class runner {
       case lock_mode::read: return "the read lock " + o_.name;
       case lock_mode::write: return "the write lock " + o_.name;
       case lock_mode::semaphore: return "a permit of " + o_.name;
+      case lock_mode::spin: return "the spin lock " + o_.name;
       default: return "lock " + o_.name;
     }
   }
@@ -212,11 +214,14 @@ class runner {
     });
   }
 
-  // Calls f with the lock object of the chosen kind (the fenced lock unlocks as the reentrant one).
+  // Calls f with the lock object of the chosen kind (the fenced lock unlocks as the reentrant one; the
+  // spin lock has the reentrant lock's hash, leases and watchdog, but waits by polling and publishes
+  // nothing).
   template <typename F>
   void with_lock(F&& f) {
     switch (o_.mode) {
       case lock_mode::fair: return f(fair_);
+      case lock_mode::spin: return f(spin_);
       case lock_mode::read: return f(rw_.read());
       case lock_mode::write: return f(rw_.write());
       default: return f(lock_);
@@ -604,6 +609,7 @@ class runner {
   deadbolt::client client_;
   deadbolt::reentrant_lock lock_;
   deadbolt::fenced_lock fenced_;
+  deadbolt::spin_lock spin_;
   deadbolt::fair_lock fair_;
   deadbolt::read_write_lock rw_;
   deadbolt::expirable_semaphore semaphore_;

@@ -59,6 +59,9 @@ class unlocker {
     if (info.mode == "read") return client_.read_write_lock(o_.name).read().async_force_unlock(released);
     if (info.mode == "write") return client_.read_write_lock(o_.name).write().async_force_unlock(released);
     if (info.kind == deadbolt::object_kind::fair_lock) return client_.fair_lock(o_.name).async_force_unlock(released);
+    // A spin lock's waiters poll: a plain DEL, with no channel to publish on (an ACL user of a spin lock
+    // has none, docs/acl.md).
+    if (o_.mode == lock_mode::spin) return client_.spin_lock(o_.name).async_force_unlock(released);
     client_.lock(o_.name).async_force_unlock(released);
   }
 

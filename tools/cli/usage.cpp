@@ -24,6 +24,8 @@ constexpr std::string_view run_text = R"(usage: deadbolt run [options] NAME -- C
       --read, --write      the read (shared) or write (exclusive) half of a read/write lock
       --semaphore N        one permit of a permit-expirable semaphore of N permits (created if
                            absent; an error if it has another number); COMMAND gets DEADBOLT_PERMIT_ID
+      --spin               a spin lock: no pub/sub (waiters retry with a backoff), for endpoints
+                           where SUBSCRIBE or PUBLISH cannot be used
   -q, --quiet              no status line while waiting
 )";
 
@@ -41,10 +43,11 @@ constexpr std::string_view list_text = R"(usage: deadbolt list [--json] [--limit
       --limit N            look at N names at most (default 1000); more is said on stderr
 )";
 
-constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--semaphore [--permit ID] | --latch] NAME
+constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--spin | --semaphore [--permit ID] | --latch] NAME
   Release the lock NAME whoever holds it, and wake a waiter; a fair lock's queue is cleared (its
   live waiters queue again). Only a key with a lock's shape is touched; anything else is refused.
   -f, --force              required: it releases a lock someone else holds
+      --spin               a spin lock: delete it and publish nothing (its waiters retry by themselves)
       --semaphore          take back a permit-expirable semaphore's expired permits, or with
       --permit ID          release that permit (a holder's DEADBOLT_PERMIT_ID)
       --latch              delete the count-down latch NAME (its waiters go on)
@@ -53,6 +56,19 @@ constexpr std::string_view unlock_text = R"(usage: deadbolt unlock --force [--se
 constexpr std::string_view ping_text = R"(usage: deadbolt ping [--json]
   Check that the server answers (connect, log in, PING): exit 0 if it does, 3 if not.
       --json               one JSON object: reply, server, round_trip_us
+)";
+
+constexpr std::string_view acl_text = R"(usage: deadbolt acl [--user USER] [--add] [KIND] NAME...
+  Print the Redis ACL rule (one ACL SETUSER line, as redis-cli reads it from its input) that lets USER
+  do with the locks NAME... what deadbolt run, status and unlock --force do, and nothing more: the
+  commands, keys and channels of that kind. Nothing is sent. --url says the topology (a cluster's
+  commands; a database's SELECT) and --cluster-pubsub its pub/sub. KIND is one of:
+      --fenced, --fair, --read/--write (a read/write lock), --semaphore N, --spin, --latch
+                           (default: a reentrant lock)
+      --user USER          the user (default: the URL's user, else deadbolt); a new user needs
+                           'on' and a password too: ACL SETUSER USER on >PASSWORD
+      --add                only the grants, without resetting the user's rule first: to give a
+                           user a second kind (ACL SETUSER adds to what it has)
 )";
 
 constexpr std::string_view global_text = R"(options of every subcommand (before or after it):
@@ -92,6 +108,7 @@ constexpr std::string_view full_text = R"(usage: deadbolt [options] SUBCOMMAND [
   deadbolt list [--json] [PATTERN]                   the locks, semaphores and latches matching PATTERN
   deadbolt unlock --force [...] NAME                 release NAME whoever holds it
   deadbolt ping [--json]                             is the server there?
+  deadbolt acl [KIND] NAME...                        the least-privilege ACL rule for NAME
   deadbolt help [SUBCOMMAND]                         this text, or a subcommand's
 
 )";
@@ -107,9 +124,10 @@ std::string build(std::string_view head) {
 
 std::string_view usage(std::optional<subcommand> s) {
   static const std::string full = build(std::string(full_text) + std::string(run_text) + "\n" + std::string(status_text) +
-                                        "\n" + std::string(list_text) + "\n" + std::string(unlock_text) + "\n" + std::string(ping_text));
-  static const std::string run = build(run_text), status = build(status_text), list = build(list_text), unlock = build(unlock_text),
-                           ping = build(ping_text);
+                                        "\n" + std::string(list_text) + "\n" + std::string(unlock_text) + "\n" +
+                                        std::string(ping_text) + "\n" + std::string(acl_text));
+  static const std::string run = build(run_text), status = build(status_text), list = build(list_text),
+                           unlock = build(unlock_text), ping = build(ping_text), acl = build(acl_text);
   if (!s) return full;
   switch (*s) {
     case subcommand::run: return run;
@@ -117,6 +135,7 @@ std::string_view usage(std::optional<subcommand> s) {
     case subcommand::list: return list;
     case subcommand::unlock: return unlock;
     case subcommand::ping: return ping;
+    case subcommand::acl: return acl;
     default: return full;
   }
 }

@@ -13,7 +13,7 @@ _deadbolt() {
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
       --) [ "$sub" = run ] && { COMPREPLY=($(compgen -c -- "$cur")); return; } ;;
-      run|status|list|unlock|ping|help) [ -z "$sub" ] && sub=${words[i]} ;;
+      run|status|list|unlock|ping|acl|help) [ -z "$sub" ] && sub=${words[i]} ;;
     esac
   done
   case $prev in
@@ -22,18 +22,19 @@ _deadbolt() {
     --cluster-pubsub) COMPREPLY=($(compgen -W "auto sharded classic" -- "$cur")); return ;;
     --url) COMPREPLY=($(compgen -W "redis:// rediss:// redis+cluster:// rediss+cluster:// redis+sentinel:// rediss+sentinel:// unix://" -- "$cur")); return ;;
     --connect-timeout|--wait|-w|--lease|--watchdog|--grace) COMPREPLY=($(compgen -W "500ms 1s 10s 30s 1m" -- "$cur")); return ;;
-    --semaphore) [ "$sub" = run ] && return ;;  # run's takes a number; unlock's is a flag
-    --conflict-exit-code|-E|--permit|--limit) return ;;
+    --semaphore) [ "$sub" = run ] || [ "$sub" = acl ] && return ;;  # run's and acl's take a number; unlock's is a flag
+    --conflict-exit-code|-E|--permit|--user|--limit) return ;;
   esac
   local opts
   case $sub in
-    "") COMPREPLY=($(compgen -W "run status list unlock ping help $global" -- "$cur")); return ;;
-    run) opts="--wait --nonblock --conflict-exit-code --lease --watchdog --grace --fenced --fair --read --write --semaphore --quiet --" ;;
+    "") COMPREPLY=($(compgen -W "run status list unlock ping acl help $global" -- "$cur")); return ;;
+    run) opts="--wait --nonblock --conflict-exit-code --lease --watchdog --grace --fenced --fair --read --write --semaphore --spin --quiet --" ;;
     status) opts="--json" ;;
     list) opts="--json --limit" ;;
-    unlock) opts="--force --semaphore --permit --latch" ;;
+    unlock) opts="--force --spin --semaphore --permit --latch" ;;
     ping) opts="--json" ;;
-    help) COMPREPLY=($(compgen -W "run status list unlock ping" -- "$cur")); return ;;
+    acl) opts="--user --add --fenced --fair --read --write --semaphore --spin --latch" ;;
+    help) COMPREPLY=($(compgen -W "run status list unlock ping acl" -- "$cur")); return ;;
   esac
   COMPREPLY=($(compgen -W "$opts $global" -- "$cur"))
 }
