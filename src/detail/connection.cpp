@@ -79,8 +79,9 @@ class connection::login_request final : public request {
           failed_ = true;
           error_text_ = "not a master";
         }
-      } else {
+      } else if (failed_) {
         failed_ = false;  // counting replicas only: an ACL that refuses ROLE leaves none known
+        owner_->role_refused(error_text_);
       }
     }
     if (failed_) {
@@ -276,6 +277,21 @@ void connection::on_error_reply(const request& r, std::string_view error_text) {
   const std::error_code ec = server_error_code(error_text);
   observe_.log(ec == errc::server_busy ? log_level::debug : log_level::warning, described_, ": ", ec, ": ",
                error_text);
+}
+
+void connection::on_wait_refused(std::string_view error_text, bool sync_off) {
+  observe_.log(log_level::warning, described_, ": WAIT refused (", error_text, "): ",
+               sync_off ? "replica sync is off on this connection until it logs in again; holds written here "
+                          "are not checked against replicas"
+                        : "replica sync is required, so every hold written here counts as not synced");
+}
+
+void connection::role_refused(std::string_view error_text) {
+  // Required sync WAITs anyway; automatic WAITs only where ROLE listed replicas, so it does not here.
+  if (pipeline_.replicas().policy() != sync_policy::automatic) return;
+  observe_.log(log_level::warning, described_, ": ROLE refused (", error_text,
+               "): no replica is known, so replica sync does not WAIT on this connection; holds written here "
+               "are not checked against replicas");
 }
 
 void connection::on_address(std::error_code ec, const server_address& where) {

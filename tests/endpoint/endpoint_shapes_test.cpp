@@ -1,0 +1,173 @@
+// Endpoint shapes that managed services and proxies present (docs/compatibility.md), emulated on
+// loopback: real redis-servers configured to lack commands (rename-command). For each shape every lock
+// kind runs with a second client waiting for it: it works, or it degrades and says so (a log line a
+// case asserts), or it fails with a clear error; never a hang.
+//
+// Servers (DEADBOLT_REDIS_DIRS, in this order): 1. WAIT, ROLE, CONFIG, CLUSTER and HELLO renamed away;
+// 2. WAIT renamed away; 3. a plain server, made a replica of the second by the case that needs one.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "deadbolt/blocking.hpp"
+#include "deadbolt/error.hpp"
+#include "support/lock_test.hpp"
+#include "support/log_lines.hpp"
+#include "support/redis_server.hpp"
+
+using namespace std::chrono_literals;
+
+namespace endpoint_shapes_test {
+
+using deadbolt::test::unique_name;
+
+constexpr auto handoff_wait = 4000ms;  // a waiter woken by a message gets the lock in milliseconds
+
+// `take` holds something; a second client's `wait` (on its own thread) must get it once `give` frees
+// it: the free is published, and the waiter, subscribed, hears it well within handoff_wait.
+template <typename Take, typename Wait, typename Give>
+void handoff(const char* kind, Take take, Wait wait, Give give) {
+  INFO("kind: " << kind);
+  REQUIRE(take());
+  bool got = false;
+  std::thread waiter([&] { got = wait(); });
+  std::this_thread::sleep_for(300ms);  // parked and subscribed
+  give();
+  waiter.join();
+  CHECK(got);
+}
+
+// Every lock kind between two clients of `cfg`: reentrant, fair, read/write, semaphore, latch.
+void check_every_kind(const deadbolt::config& cfg) {
+  deadbolt::blocking_client a(cfg), b(cfg);
+  std::error_code ec;
+  {
+    const std::string name = unique_name("shape-lock");
+    auto mine = a.lock(name);
+    auto theirs = b.lock(name);
+    handoff("reentrant", [&] { return mine.try_lock(); }, [&] { return theirs.try_lock_for(handoff_wait); },
+            [&] { mine.unlock(); });
+    theirs.unlock();
+  }
+  {
+    const std::string name = unique_name("shape-fair");
+    auto mine = a.fair_lock(name);
+    auto theirs = b.fair_lock(name);
+    handoff("fair", [&] { return mine.try_lock(); }, [&] { return theirs.try_lock_for(handoff_wait); },
+            [&] { mine.unlock(); });
+    theirs.unlock();
+  }
+  {
+    const std::string name = unique_name("shape-rw");
+    auto mine = a.read_write_lock(name);
+    auto theirs = b.read_write_lock(name);
+    handoff("read/write", [&] { return mine.try_lock(); },
+            [&] { return theirs.try_lock_shared_for(handoff_wait); }, [&] { mine.unlock(); });
+    theirs.unlock_shared();
+  }
+  {
+    const std::string name = unique_name("shape-semaphore");
+    auto mine = a.semaphore(name);
+    auto theirs = b.semaphore(name);
+    REQUIRE(mine.try_set_permits(1, ec));
+    REQUIRE_FALSE(ec);
+    handoff("semaphore", [&] { return mine.try_acquire(1); },
+            [&] { return theirs.try_acquire_for(1, handoff_wait); }, [&] { mine.release(1); });
+    theirs.release(1);
+  }
+  {
+    const std::string name = unique_name("shape-latch");
+    auto mine = a.count_down_latch(name);
+    auto theirs = b.count_down_latch(name);
+    handoff("latch", [&] { return mine.try_set_count(1, ec) && !ec; },
+            [&] { return theirs.await_for(handoff_wait); }, [&] { mine.count_down(); });
+  }
+}
+
+}  // namespace endpoint_shapes_test
+
+using namespace endpoint_shapes_test;
+
+TEST_CASE("no WAIT, ROLE, CONFIG, CLUSTER or HELLO: every kind works over RESP2, and unsynced holds are reported") {
+  const auto servers = deadbolt::test::redis_servers();
+  const auto& stripped = servers.at(0);
+  REQUIRE(stripped.cli("role").find("unknown command") != std::string::npos);
+  deadbolt::test::log_lines logs;
+  deadbolt::config cfg = deadbolt::test::config_for(stripped);
+  cfg.log = logs.hook();
+  check_every_kind(cfg);
+  // HELLO refused: the login went the RESP2 way (every connection deadbolt named says so).
+  deadbolt::blocking_client client(cfg);
+  REQUIRE_FALSE(client.connect());
+  const std::string clients = stripped.cli("client list");
+  CHECK(clients.find("name=deadbolt") != std::string::npos);
+  CHECK(clients.find("resp=3") == std::string::npos);
+  // ROLE refused: the client cannot know of replicas, so replica sync (automatic) never WAITs; it says so.
+  CHECK(logs.any_contains("ROLE refused"));
+  CHECK(logs.any_contains("replica sync does not WAIT"));
+}
+
+TEST_CASE("no ROLE and no WAIT, replica sync required: an acquire fails with replicas_not_synced") {
+  const auto servers = deadbolt::test::redis_servers();
+  deadbolt::config cfg = deadbolt::test::config_for(servers.at(0));
+  cfg.replica_sync = deadbolt::replica_sync_mode::on;
+  cfg.replica_sync_retries = 1;
+  cfg.replica_sync_retry_delay = 50ms;
+  deadbolt::blocking_client client(cfg);
+  auto lock = client.lock(unique_name("shape-required"));
+  std::error_code ec;
+  CHECK_FALSE(lock.try_lock_for(0ms, 0ms, ec));
+  CHECK(ec == deadbolt::errc::replicas_not_synced);
+  CHECK(servers.at(0).cli("exists " + lock.name()) == "0");  // given back: nothing stays held
+}
+
+#if DEADBOLT_HAS_CLUSTER  // a build without Redis Cluster support refuses cluster URLs
+TEST_CASE("no CLUSTER, reached by redis+cluster://: a clear error, not a hang") {
+  const auto servers = deadbolt::test::redis_servers();
+  deadbolt::config cfg;
+  cfg.url = "redis+cluster://127.0.0.1:" + std::to_string(servers.at(0).port()) + "/";
+  cfg.command_timeout = 1000ms;
+  deadbolt::blocking_client client(cfg);
+  auto lock = client.lock(unique_name("shape-cluster"));
+  std::error_code ec;
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(lock.try_lock_for(0ms, 0ms, ec));
+  CHECK(ec == deadbolt::errc::server_error);
+  CHECK(std::chrono::steady_clock::now() - start < 10s);  // bounded by command_timeout, not a hang
+}
+
+#endif
+
+TEST_CASE("no WAIT on a master with a replica: locks work unsynced and the client says so; required fails") {
+  const auto servers = deadbolt::test::redis_servers();
+  const auto& master = servers.at(1);
+  const auto& replica = servers.at(2);
+  REQUIRE(replica.cli("replicaof 127.0.0.1 " + std::to_string(master.port())) == "OK");
+  // ROLE lists a replica once its first sync is done ("state=online").
+  for (int i = 0; i < 250 && master.cli("info replication").find("state=online") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(master.cli("info replication").find("state=online") != std::string::npos);
+
+  deadbolt::test::log_lines logs;
+  deadbolt::config cfg = deadbolt::test::config_for(master);
+  cfg.log = logs.hook();
+  check_every_kind(cfg);
+  // WAIT refused: the holds were written, unsynced, and the client says so.
+  CHECK(logs.any_contains("WAIT refused"));
+  CHECK(logs.any_contains("replica sync is off on this connection"));
+
+  cfg.replica_sync = deadbolt::replica_sync_mode::on;
+  cfg.replica_sync_retries = 1;
+  cfg.replica_sync_retry_delay = 50ms;
+  deadbolt::blocking_client client(cfg);
+  auto lock = client.lock(unique_name("shape-nowait-required"));
+  std::error_code ec;
+  CHECK_FALSE(lock.try_lock_for(0ms, 0ms, ec));
+  CHECK(ec == deadbolt::errc::replicas_not_synced);
+}
