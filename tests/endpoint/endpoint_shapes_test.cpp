@@ -1,10 +1,12 @@
 // Endpoint shapes that managed services and proxies present (docs/compatibility.md), emulated on
-// loopback: real redis-servers configured to lack commands (rename-command). For each shape every lock
+// loopback: real redis-servers configured to lack commands (rename-command), and a RESP-aware proxy
+// (tests/support/resp_proxy.hpp) for what no server configuration gives. For each shape every lock
 // kind runs with a second client waiting for it: it works, or it degrades and says so (a log line a
 // case asserts), or it fails with a clear error; never a hang.
 //
 // Servers (DEADBOLT_REDIS_DIRS, in this order): 1. WAIT, ROLE, CONFIG, CLUSTER and HELLO renamed away;
 // 2. WAIT renamed away; 3. a plain server, made a replica of the second by the case that needs one.
+// DEADBOLT_REDIS_CLUSTER_DIR: a one-node cluster owning every slot (a slot-enforcing endpoint).
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -18,12 +20,15 @@
 #include "deadbolt/error.hpp"
 #include "support/lock_test.hpp"
 #include "support/log_lines.hpp"
+#include "support/redis_cluster.hpp"
 #include "support/redis_server.hpp"
+#include "support/resp_proxy.hpp"
 
 using namespace std::chrono_literals;
 
 namespace endpoint_shapes_test {
 
+using deadbolt::test::resp_proxy;
 using deadbolt::test::unique_name;
 
 constexpr auto handoff_wait = 4000ms;  // a waiter woken by a message gets the lock in milliseconds
@@ -87,6 +92,11 @@ void check_every_kind(const deadbolt::config& cfg) {
     handoff("latch", [&] { return mine.try_set_count(1, ec) && !ec; },
             [&] { return theirs.await_for(handoff_wait); }, [&] { mine.count_down(); });
   }
+}
+
+// Words of a command from the index of its first argument.
+bool has_keys(const std::vector<std::string>& words) {
+  return words.size() >= 3 && words[2] != "0";
 }
 
 }  // namespace endpoint_shapes_test
@@ -171,3 +181,75 @@ TEST_CASE("no WAIT on a master with a replica: locks work unsynced and the clien
   CHECK_FALSE(lock.try_lock_for(0ms, 0ms, ec));
   CHECK(ec == deadbolt::errc::replicas_not_synced);
 }
+
+TEST_CASE("classic pub/sub run as sharded and scripts without keys refused (ElastiCache Serverless): every kind works") {
+  deadbolt::test::redis_cluster cluster;
+  REQUIRE(cluster.nodes().size() == 1);
+  std::atomic<int> keyless_scripts{0};
+  resp_proxy proxy(
+      cluster.nodes()[0].port(),
+      [&](std::vector<std::string>& words) {
+        std::string& name = words[0];
+        if (resp_proxy::is(name, "SUBSCRIBE")) name = "SSUBSCRIBE";
+        if (resp_proxy::is(name, "UNSUBSCRIBE")) name = "SUNSUBSCRIBE";
+        if (resp_proxy::is(name, "PUBLISH")) name = "SPUBLISH";
+        if (resp_proxy::is(name, "EVAL") || resp_proxy::is(name, "EVALSHA")) {
+          if (!has_keys(words)) {
+            ++keyless_scripts;
+            words = {"EVAL", "return redis.error_reply('ERR scripts without keys are not supported')", "0"};
+            return resp_proxy::verdict::forward;
+          }
+          // A script's publish, passed as an argument (Redisson's layout), is sharded too.
+          for (std::size_t i = 3; i < words.size(); ++i) {
+            if (resp_proxy::is(words[i], "publish")) words[i] = "spublish";
+          }
+        }
+        return resp_proxy::verdict::forward;
+      },
+      [](std::string& first) {
+        if (first == "ssubscribe") first = "subscribe";
+        if (first == "sunsubscribe") first = "unsubscribe";
+        if (first == "smessage") first = "message";
+      });
+  deadbolt::config cfg;
+  cfg.url = proxy.url();
+  check_every_kind(cfg);
+  CHECK(keyless_scripts == 0);  // every script of every kind names its keys
+}
+
+#if DEADBOLT_HAS_CLUSTER
+TEST_CASE("PUBSUB SHARDNUMSUB without a channel never answered (Azure): the cluster's pub/sub is still chosen") {
+  deadbolt::test::redis_cluster cluster;
+  std::atomic<int> bare{0};
+  resp_proxy proxy(cluster.nodes()[0].port(), [&](std::vector<std::string>& words) {
+    if (resp_proxy::is(words[0], "PUBSUB") && words.size() == 2 && resp_proxy::is(words[1], "SHARDNUMSUB")) {
+      ++bare;
+      return resp_proxy::verdict::silence;
+    }
+    return resp_proxy::verdict::forward;
+  });
+  deadbolt::test::log_lines logs;
+  deadbolt::config cfg;
+  cfg.url = "redis+cluster://127.0.0.1:" + std::to_string(proxy.port()) + "/";
+  cfg.log = logs.hook();
+  check_every_kind(cfg);
+  CHECK(bare == 0);
+  CHECK(proxy.silenced() == 0);
+  CHECK_FALSE(logs.any_contains("SHARDNUMSUB"));  // answered: no fallback was needed
+}
+TEST_CASE("PUBSUB SHARDNUMSUB never answered at all: automatic gives up in time, chooses classic and says so") {
+  deadbolt::test::redis_cluster cluster;
+  resp_proxy proxy(cluster.nodes()[0].port(), [](std::vector<std::string>& words) {
+    const bool probe = resp_proxy::is(words[0], "PUBSUB") && words.size() >= 2 && resp_proxy::is(words[1], "SHARDNUMSUB");
+    return probe ? resp_proxy::verdict::silence : resp_proxy::verdict::forward;
+  });
+  deadbolt::test::log_lines logs;
+  deadbolt::config cfg;
+  cfg.url = "redis+cluster://127.0.0.1:" + std::to_string(proxy.port()) + "/";
+  cfg.command_timeout = 1500ms;
+  cfg.log = logs.hook();
+  check_every_kind(cfg);
+  CHECK(proxy.silenced() >= 1);
+  CHECK(logs.any_contains("PUBSUB SHARDNUMSUB: no answer"));
+}
+#endif
