@@ -369,6 +369,11 @@ void connection::disconnect(const session_fsm::action& a) {
   pipeline_.set_push_handler(push_, false);
   pipeline_.connection_lost(a.sent_error);
   if (const metrics_calls* m = observe_.metrics(); m && a.was_ready) m->on_disconnect(public_role(role_), a.error);
+  if (a.resp2_fallback) {
+    // Not a failure (the owner need not hear of it): the server has no RESP3; logging in again at once.
+    observe_.log(log_level::info, described_, ": HELLO refused (no RESP3): logging in with RESP2");
+    return;
+  }
   observe_.log(log_level::warning, described_, a.was_ready ? ": lost: " : ": failed: ", a.error);
   if (listener_) {
     if (a.was_ready) {

@@ -117,6 +117,8 @@ TEST_CASE("no WAIT, ROLE, CONFIG, CLUSTER or HELLO: every kind works over RESP2,
   const std::string clients = stripped.cli("client list");
   CHECK(clients.find("name=deadbolt") != std::string::npos);
   CHECK(clients.find("resp=3") == std::string::npos);
+  CHECK(logs.any_contains("HELLO refused (no RESP3): logging in with RESP2"));
+  CHECK_FALSE(logs.any_contains("failed"));  // switching to RESP2 is no failure
   // ROLE refused: the client cannot know of replicas, so replica sync (automatic) never WAITs; it says so.
   CHECK(logs.any_contains("ROLE refused"));
   CHECK(logs.any_contains("replica sync does not WAIT"));
