@@ -144,6 +144,8 @@ TEST_CASE("no CLUSTER, reached by redis+cluster://: a clear error, not a hang") 
   deadbolt::config cfg;
   cfg.url = "redis+cluster://127.0.0.1:" + std::to_string(servers.at(0).port()) + "/";
   cfg.command_timeout = 1000ms;
+  deadbolt::test::log_lines logs;
+  cfg.log = logs.hook();
   deadbolt::blocking_client client(cfg);
   auto lock = client.lock(unique_name("shape-cluster"));
   std::error_code ec;
@@ -151,6 +153,7 @@ TEST_CASE("no CLUSTER, reached by redis+cluster://: a clear error, not a hang") 
   CHECK_FALSE(lock.try_lock_for(0ms, 0ms, ec));
   CHECK(ec == deadbolt::errc::server_error);
   CHECK(std::chrono::steady_clock::now() - start < 10s);  // bounded by command_timeout, not a hang
+  CHECK(logs.any_contains("unknown command 'CLUSTER'"));  // the server's words say why
 }
 
 #endif
