@@ -6,6 +6,7 @@
 //
 // Servers (DEADBOLT_REDIS_DIRS, in this order): 1. WAIT, ROLE, CONFIG, CLUSTER and HELLO renamed away;
 // 2. WAIT renamed away; 3. a plain server, made a replica of the second by the case that needs one.
+// Commands denied by an ACL (NOPERM rather than an unknown command) are users the cases create.
 // DEADBOLT_REDIS_CLUSTER_DIR: a one-node cluster owning every slot (a slot-enforcing endpoint).
 #include <doctest/doctest.h>
 
@@ -190,6 +191,56 @@ TEST_CASE("no WAIT on a master with a replica: locks work unsynced and the clien
   std::error_code ec;
   CHECK_FALSE(lock.try_lock_for(0ms, 0ms, ec));
   CHECK(ec == deadbolt::errc::replicas_not_synced);
+}
+
+TEST_CASE("ROLE, WAIT or CLUSTER denied by an ACL (NOPERM): the same outcomes as a server without them") {
+  const auto servers = deadbolt::test::redis_servers();
+  // A user with every right but `denied` on `server`; its redis:// URL.
+  const auto user = [](const deadbolt::test::redis_server& server, const std::string& name, const std::string& denied) {
+    REQUIRE(server.cli("acl setuser " + name + " reset on '>pw' '~*' '&*' +@all " + denied) == "OK");
+    return "redis://" + name + ":pw@127.0.0.1:" + std::to_string(server.port());
+  };
+  SUBCASE("ROLE denied: no replica known, replica sync does not WAIT, and says so") {
+    deadbolt::test::log_lines logs;
+    deadbolt::config cfg;
+    cfg.url = user(servers.at(1), "shapes-norole", "-role -config -cluster");
+    cfg.log = logs.hook();
+    check_every_kind(cfg);
+    CHECK(logs.any_contains("ROLE refused (NOPERM"));
+  }
+  SUBCASE("WAIT denied, replica sync required: replicas_not_synced, and the refusal is reported") {
+    // A server with WAIT and no replica (the one-node cluster's node, reached as a plain server).
+    deadbolt::test::redis_cluster cluster;
+    deadbolt::test::log_lines logs;
+    deadbolt::config cfg;
+    cfg.url = user(cluster.nodes()[0], "shapes-nowait", "-wait");
+    cfg.log = logs.hook();
+    cfg.replica_sync = deadbolt::replica_sync_mode::on;
+    cfg.replica_sync_retries = 1;
+    cfg.replica_sync_retry_delay = 50ms;
+    deadbolt::blocking_client client(cfg);
+    auto lock = client.lock(unique_name("shape-acl-nowait"));
+    std::error_code ec;
+    CHECK_FALSE(lock.try_lock_for(0ms, 0ms, ec));
+    CHECK(ec == deadbolt::errc::replicas_not_synced);
+    CHECK(logs.any_contains("WAIT refused (NOPERM"));
+    CHECK(logs.any_contains("replica sync is required"));
+  }
+#if DEADBOLT_HAS_CLUSTER
+  SUBCASE("CLUSTER denied, reached by redis+cluster://: permission_denied at once") {
+    deadbolt::config cfg;
+    cfg.url = user(servers.at(1), "shapes-nocluster", "-cluster");
+    cfg.url.replace(0, 5, "redis+cluster");
+    cfg.command_timeout = 10s;
+    deadbolt::blocking_client client(cfg);
+    auto lock = client.lock(unique_name("shape-nocluster"));
+    std::error_code ec;
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_FALSE(lock.try_lock_for(0ms, 0ms, ec));
+    CHECK(ec == deadbolt::errc::permission_denied);
+    CHECK(std::chrono::steady_clock::now() - start < 5s);
+  }
+#endif
 }
 
 TEST_CASE("classic pub/sub run as sharded and scripts without keys refused (ElastiCache Serverless): every kind works") {
