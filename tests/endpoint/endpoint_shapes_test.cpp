@@ -158,8 +158,7 @@ TEST_CASE("no CLUSTER, reached by redis+cluster://: a clear error at once, not a
     CHECK(ec == deadbolt::errc::server_error);
     CHECK(std::chrono::steady_clock::now() - start < 5s);  // well before command_timeout
   }
-  CHECK(logs.any_contains("unknown command 'CLUSTER'"));  // the server's words say why
-  CHECK(logs.any_contains("no seed tells the cluster's layout"));
+  CHECK(logs.any_contains("no seed tells the cluster's layout (ERR unknown command"));  // the server's words say why
 }
 
 #endif
@@ -246,6 +245,10 @@ TEST_CASE("ROLE, WAIT or CLUSTER denied by an ACL (NOPERM): the same outcomes as
 TEST_CASE("classic pub/sub run as sharded and scripts without keys refused (ElastiCache Serverless): every kind works") {
   deadbolt::test::redis_cluster cluster;
   REQUIRE(cluster.nodes().size() == 1);
+  if (cluster.nodes()[0].cli("spublish deadbolt:probe x").find("ERR") != std::string::npos) {
+    MESSAGE("skipped: this server has no sharded pub/sub to run classic pub/sub as");  // before Redis 7
+    return;
+  }
   std::atomic<int> keyless_scripts{0};
   resp_proxy proxy(
       cluster.nodes()[0].port(),
@@ -296,7 +299,7 @@ TEST_CASE("PUBSUB SHARDNUMSUB without a channel never answered (Azure): the clus
   check_every_kind(cfg);
   CHECK(bare == 0);
   CHECK(proxy.silenced() == 0);
-  CHECK_FALSE(logs.any_contains("SHARDNUMSUB"));  // answered: no fallback was needed
+  CHECK_FALSE(logs.any_contains("SHARDNUMSUB: no answer"));  // answered (before Redis 7: with an error)
 }
 TEST_CASE("PUBSUB SHARDNUMSUB never answered at all: automatic gives up in time, chooses classic and says so") {
   deadbolt::test::redis_cluster cluster;
