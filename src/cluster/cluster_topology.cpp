@@ -382,6 +382,7 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
   refreshing_ = false;
   layout_asked_ = nullptr;
   if (closed_) return;
+  bool refused = false;  // the node answered, and its answer was no
   if (!ec && answer.is_error()) {
     const server_error_kind kind = server_error_kind_of(answer.text);
     if (shards_supported_ && (kind == server_error_kind::other || kind == server_error_kind::unknown_command)) {
@@ -390,6 +391,8 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
       return refresh();
     }
     ec = server_error_code(kind);  // NOPERM: the ACL user may not ask for the layout
+    refused = kind == server_error_kind::other || kind == server_error_kind::unknown_command ||
+              kind == server_error_kind::no_permission;
   }
   std::vector<shard_owner> shards;
   if (!ec) ec = shards_supported_ ? parse_cluster_shards(answer, from.address.host, shards)
@@ -398,9 +401,22 @@ void cluster_topology::layout_answered(std::error_code ec, const reply& answer, 
   if (ec) {
     last_refresh_error_ = ec;
     ++refresh_turn_;  // ask another node next time
+    layout_refusals_ = refused ? layout_refusals_ + 1 : 0;
+    if (!layout_known_ && layout_refusals_ >= seeds_.size()) {
+      // Every seed refused (each was asked in turn): asking again gets the same answer until the servers
+      // are reconfigured, so the waiting requests fail now rather than at their deadline. Asked again
+      // for the next request.
+      if (layout_refusals_ == seeds_.size()) {
+        observe_.log(log_level::warning, "no seed tells the cluster's layout (", answer.text,
+                     "): is it a cluster, and may this user run CLUSTER SHARDS or CLUSTER SLOTS?");
+      }
+      fail_parked(ec);
+      return;
+    }
     if (anything_waits()) arm_park_timer();
     return;
   }
+  layout_refusals_ = 0;
   slots_->clear();
   // Masters already known first, so that a full table makes room only from nodes the new layout
   // does not name.

@@ -109,6 +109,9 @@ class cluster_topology final : public topology, private channel_router {
   std::size_t refresh_turn_ = 0;  // which node the next refresh asks
   std::error_code last_refresh_error_;
   std::string logged_layout_;  // the layout last logged (only with a log hook at info)
+  // Layout queries refused in a row (no CLUSTER command, an ACL without it, cluster support off): once
+  // every seed has refused while no layout is known, waiting requests hear it at once.
+  std::size_t layout_refusals_ = 0;
   request_queue parked_;       // waiting for a layout, the pub/sub mode or a slot's master
   request_queue backing_off_;  // told "not now", or redirected in a loop: resent on the next tick only
   asio::steady_timer park_timer_;

@@ -79,8 +79,9 @@ class connection::login_request final : public request {
           failed_ = true;
           error_text_ = "not a master";
         }
-      } else {
+      } else if (failed_) {
         failed_ = false;  // counting replicas only: an ACL that refuses ROLE leaves none known
+        owner_->role_refused(error_text_);
       }
     }
     if (failed_) {
@@ -287,6 +288,21 @@ void connection::login_refused(login_step step, std::string_view error_text) {
                error_text);
 }
 
+void connection::on_wait_refused(std::string_view error_text, bool sync_off) {
+  observe_.log(log_level::warning, described_, ": WAIT refused (", error_text, "): ",
+               sync_off ? "replica sync is off on this connection until it logs in again; holds written here "
+                          "are not checked against replicas"
+                        : "replica sync is required, so every hold written here counts as not synced");
+}
+
+void connection::role_refused(std::string_view error_text) {
+  // Required sync WAITs anyway; automatic WAITs only where ROLE listed replicas, so it does not here.
+  if (pipeline_.replicas().policy() != sync_policy::automatic) return;
+  observe_.log(log_level::warning, described_, ": ROLE refused (", error_text,
+               "): no replica is known, so replica sync does not WAIT on this connection; holds written here "
+               "are not checked against replicas");
+}
+
 void connection::on_address(std::error_code ec, const server_address& where) {
   session_.on_address(ec, where);
   pump();
@@ -362,6 +378,11 @@ void connection::disconnect(const session_fsm::action& a) {
   pipeline_.set_push_handler(push_, false);
   pipeline_.connection_lost(a.sent_error);
   if (const metrics_calls* m = observe_.metrics(); m && a.was_ready) m->on_disconnect(public_role(role_), a.error);
+  if (a.resp2_fallback) {
+    // Not a failure (the owner need not hear of it): the server has no RESP3; logging in again at once.
+    observe_.log(log_level::info, described_, ": HELLO refused (no RESP3): logging in with RESP2");
+    return;
+  }
   observe_.log(log_level::warning, described_, a.was_ready ? ": lost: " : ": failed: ", a.error);
   if (listener_) {
     if (a.was_ready) {

@@ -93,6 +93,9 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   void on_address(std::error_code ec, const server_address& where) override;
   void on_error_reply(const request& r, std::string_view error_text) override;
   void login_refused(login_step step, std::string_view error_text);
+  void on_wait_refused(std::string_view error_text, bool sync_off) override;
+  // The login's ROLE was refused where it only counts replicas (an ACL, a renamed command).
+  void role_refused(std::string_view error_text);
   void resolve(const server_address& where);
   void connect(const server_address& where);
   void log_in();

@@ -173,7 +173,9 @@ void pipeline::shared_wait::on_node(const resp::node& n) {
     // WAIT refused (renamed or disabled on a managed server, or not allowed on a replica): the
     // commands themselves ran. Where sync is required that is no sync; else it is reported as not
     // checked, and this connection stops asking until its next login.
-    acked = p_.replicas_.refused() ? -1 : 0;
+    const bool sync_off = p_.replicas_.refused();
+    acked = sync_off ? -1 : 0;
+    if (p_.errors_ != nullptr && p_.replicas_.report_refusal()) p_.errors_->on_wait_refused(n.value, sync_off);
   }
 }
 

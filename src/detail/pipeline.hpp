@@ -55,6 +55,10 @@ class error_reply_listener {
  public:
   /// `error_text` lives until the call returns; the request's on_node() gets the reply next.
   virtual void on_error_reply(const request& r, std::string_view error_text) = 0;
+  /// The server refused the WAIT of replica sync (renamed, disabled, denied by an ACL): `sync_off`
+  /// when the connection stops asking (automatic), else each hold counts as not synced (required).
+  /// Once per refusal that is news (replica_sync::report_refusal()).
+  virtual void on_wait_refused(std::string_view error_text, bool sync_off) = 0;
 
  protected:
   ~error_reply_listener() = default;

@@ -57,6 +57,7 @@ class replica_sync {
     timeout_ms_ = timeout_ms;
   }
   bool enabled() const noexcept { return policy_ != sync_policy::off && !refused_; }
+  sync_policy policy() const noexcept { return policy_; }
   std::int64_t timeout_ms() const noexcept { return timeout_ms_; }
 
   /// How many replicas the WAIT after a synced command asks for: 0 writes none.
@@ -69,6 +70,7 @@ class replica_sync {
   void learned(std::int32_t replicas, std::int64_t now_ns) noexcept {
     known_ = replicas;
     refused_ = false;
+    refusal_reported_ = false;
     stale_ = false;
     probing_ = false;
     probed_ns_ = now_ns;
@@ -88,6 +90,14 @@ class replica_sync {
     refused_ = true;
     return true;
   }
+  /// Whether a refusal of WAIT is news to the user: true for the first since ROLE last answered (the
+  /// login, or a probe at most every reprobe_ns), so that a required WAIT that is refused each time is
+  /// not reported each time.
+  bool report_refusal() noexcept {
+    const bool first = !refusal_reported_;
+    refusal_reported_ = true;
+    return first;
+  }
 
   /// Whether a ROLE should be sent ahead of the next synced command.
   bool probe_due(std::int64_t now_ns) const noexcept {
@@ -106,6 +116,7 @@ class replica_sync {
   bool stale_ = false;
   bool probing_ = false;
   bool refused_ = false;
+  bool refusal_reported_ = false;
   std::int64_t probed_ns_ = 0;
 };
 

@@ -186,6 +186,7 @@ void session_fsm::on_login_error(std::size_t index, std::string_view error_text)
         resp2_only_ = true;
         backoff_.reset();
         retry_at_once_ = true;
+        falling_back_ = true;
         fail(errc::protocol_error);
         return;
       }
@@ -247,6 +248,8 @@ void session_fsm::fail(std::error_code why, std::error_code unsent) {
   a.error = why;
   a.sent_error = sent_request_error(why);
   a.unsent_error = unsent;
+  a.resp2_fallback = falling_back_;
+  falling_back_ = false;
   state_ = state::backing_off;
   last_error_ = why;
   login_pending_ = 0;

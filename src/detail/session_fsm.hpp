@@ -63,6 +63,8 @@ class session_fsm {
     std::error_code sent_error;             ///< disconnect
     std::error_code unsent_error;           ///< disconnect
     bool was_ready = false;                 ///< disconnect
+    /// disconnect: no failure: the server has no RESP3 (HELLO refused), and a RESP2 login follows at once
+    bool resp2_fallback = false;
   };
 
   /// `jitter_seed` feeds the backoff's jitter.
@@ -132,6 +134,7 @@ class session_fsm {
   std::size_t login_pending_ = 0;
   bool resp2_only_ = false;        // the server has no HELLO: log in the RESP2 way
   bool retry_at_once_ = false;     // the next backoff is 0 (switching to the RESP2 login)
+  bool falling_back_ = false;      // the next disconnect is the switch to the RESP2 login, no failure
   int protocol_ = 2;
   std::error_code last_error_;
   std::array<action, 8> queue_{};  // an event queues at most two; see push()

@@ -43,8 +43,10 @@ frozen() {
   wait_file "$p.ready" 3000 || fail "COMMAND did not start: $(cat "$p.err")" || return 1
   local before_pttl=$(now_ms)
   local pttl=$(rcli pttl "$name")
-  # A permit's expiry is its score in the semaphore's permit table (the server's clock, in ms).
-  local permit_expiry=$(rcli zrange "{$name}:timeout" 0 0 withscores | sed -n 2p)
+  # A permit's expiry is its score in the semaphore's permit table (ms of the clients' wall clock);
+  # ours is the latest (the table should hold no other: its count goes into a failure's message).
+  local permit_expiry=$(rcli zrange "{$name}:timeout" -1 -1 withscores | sed -n 2p)
+  local permits=$(rcli zcard "{$name}:timeout")
   permit_expiry=${permit_expiry%.*}
   kill -STOP "$REDIS_PID"
   local frozen_at=$(now_ms)
@@ -64,7 +66,7 @@ frozen() {
   done
   gone=$(now_ms)
   kill -CONT "$REDIS_PID"
-  [ "$gone" -lt "$expiry" ] || fail "COMMAND's tree ran until $((gone - expiry))ms after the key's expiry (pttl $pttl at the freeze); stderr: $(cat "$p.err")" || return 1
+  [ "$gone" -lt "$expiry" ] || fail "COMMAND's tree ran until $((gone - expiry))ms after the key's expiry (pttl $pttl, $permits permits at the freeze); stderr: $(cat "$p.err")" || return 1
   wait_exit "$holder" $((5000 + lease)) || fail "deadbolt still running after its tree ended: $(cat "$p.err")" || return 1
   [ "$RC" = 5 ] || fail "exit $RC, expected 5; stderr: $(cat "$p.err")" || return 1
   grep -q 'lost lock' "$p.err" || fail "stderr does not say the lock was lost: $(cat "$p.err")" || return 1

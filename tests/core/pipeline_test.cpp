@@ -815,3 +815,45 @@ TEST_CASE("replica sync: automatic mode with a refused WAIT stops asking; a conn
   CHECK(next.done == 1);  // its reply is its own
   CHECK(next.nodes.size() == 1);
 }
+
+namespace {
+// Hears what the pipeline reports of error replies (a connection logs them).
+struct fake_error_listener final : detail::error_reply_listener {
+  std::vector<std::pair<std::string, bool>> wait_refusals;  // (server's words, sync off)
+  void on_error_reply(const detail::request&, std::string_view) override {}
+  void on_wait_refused(std::string_view text, bool sync_off) override { wait_refusals.emplace_back(text, sync_off); }
+};
+}  // namespace
+
+TEST_CASE("replica sync: a refused WAIT is reported, once until ROLE answers again") {
+  for (const auto policy : {detail::sync_policy::automatic, detail::sync_policy::required}) {
+    const bool automatic = policy == detail::sync_policy::automatic;
+    INFO("automatic: " << automatic);
+    detail::pipeline p({});
+    fake_error_listener errors;
+    p.set_error_listener(&errors);
+    p.replicas().configure(policy, 100);
+    p.replicas().learned(1, 0);
+    p.end_handshake();
+    resp::read_buffer in(4096);
+    fake_request first("f", true), second("s", true), third("t", true);
+    for (fake_request* r : {&first, &second, &third}) r->syncs_replicas = true;
+    p.submit(first, far);
+    write(p);
+    REQUIRE_FALSE(feed(p, in, ":1\r\n-ERR unknown command 'WAIT'\r\n"));
+    REQUIRE(errors.wait_refusals.size() == 1);
+    CHECK(errors.wait_refusals[0].first == "ERR unknown command 'WAIT'");
+    CHECK(errors.wait_refusals[0].second == automatic);  // automatic stops asking; required counts it unsynced
+    p.submit(second, far);
+    write(p);
+    REQUIRE_FALSE(feed(p, in, automatic ? ":1\r\n" : ":1\r\n-ERR unknown command 'WAIT'\r\n"));
+    CHECK(second.done == 1);
+    CHECK(errors.wait_refusals.size() == 1);  // not news: not reported again
+    p.replicas().learned(1, 0);  // ROLE answered (a login, a probe): a refusal is news again
+    p.submit(third, far);
+    write(p);
+    REQUIRE_FALSE(feed(p, in, ":1\r\n-ERR unknown command 'WAIT'\r\n"));
+    CHECK(third.done == 1);
+    CHECK(errors.wait_refusals.size() == 2);
+  }
+}

@@ -290,6 +290,7 @@ TEST_CASE("a server without HELLO: at once a new connection that logs in the RES
     f.on_login_error(0, reply);
     const failure fail = take_failure(f);
     CHECK(fail.disconnect.error == errc::protocol_error);
+    CHECK(fail.disconnect.resp2_fallback);  // no failure: the connection says so, its owner hears nothing
     CHECK_FALSE(fail.disconnect.unsent_error);  // the requests wait for the RESP2 connection
     CHECK(fail.backoff_ms == 0);
     f.on_timer();
@@ -310,6 +311,7 @@ TEST_CASE("a server without HELLO: at once a new connection that logs in the RES
     f.on_failure(refused);
     const failure later = take_failure(f);
     CHECK(later.backoff_ms >= 25);
+    CHECK_FALSE(later.disconnect.resp2_fallback);
   }
   SUBCASE("the RESP2 login without a password, and its AUTH failing") {
     fsm f(settings("bad", 0, "locker"), 42);
