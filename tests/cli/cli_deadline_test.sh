@@ -45,7 +45,8 @@ frozen() {
   local pttl=$(rcli pttl "$name")
   # A permit's expiry is its score in the semaphore's permit table (ms of the clients' wall clock);
   # ours is the latest (the table should hold no other: its count goes into a failure's message).
-  local permit_expiry=$(rcli zrange "{$name}:timeout" -1 -1 withscores | sed -n 2p)
+  # (Read by a script: the member is 16 raw bytes, which may hold a newline.)
+  local permit_expiry=$(rcli eval "local r = redis.call('zrange', KEYS[1], -1, -1, 'withscores'); return r[2]" 1 "{$name}:timeout")
   local permits=$(rcli zcard "{$name}:timeout")
   permit_expiry=${permit_expiry%.*}
   kill -STOP "$REDIS_PID"
