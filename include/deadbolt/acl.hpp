@@ -36,7 +36,8 @@ struct acl_options {
   bool cluster = false;
   /// On a cluster, which pub/sub the waiters use (config::cluster_pubsub): sharded grants SSUBSCRIBE,
   /// SUNSUBSCRIBE and SPUBLISH, classic SUBSCRIBE, UNSUBSCRIBE and PUBLISH, automatic both. A single
-  /// server always uses classic pub/sub.
+  /// server always uses classic pub/sub. A server before Redis 7 has no sharded pub/sub, and its ACL
+  /// SETUSER refuses to grant commands it does not know: give classic for it.
   pubsub_mode cluster_pubsub = pubsub_mode::automatic;
   /// config::replica_sync not off: ROLE at login and WAIT after the scripts (docs/replication.md). Without
   /// them the client works, unsynced (ROLE refused: no replicas known).

@@ -45,10 +45,6 @@ hold_as() {
   HOLDER=$BG
   wait_file "$WORK/$name.in" 3000 || fail "holder of $name did not start: $(cat "$WORK/$name-holder.err")"
 }
-release_holder() {
-  kill -TERM "$HOLDER" 2>/dev/null || true
-  wait_exit "$HOLDER" 3000 || true
-}
 
 # ---- cases ---------------------------------------------------------------------------------------
 

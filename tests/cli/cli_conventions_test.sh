@@ -9,19 +9,6 @@ set -euo pipefail
 # shellcheck source=tests/cli/cli_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh" "$@"
 
-# A holder in the background: hold NAME ARGS...; waits until COMMAND runs. Sets HOLDER (its pid).
-hold() {
-  local name=$1
-  shift
-  rm -f "$WORK/$name.in"
-  bg "$WORK/$name-holder" run --url "$URL" "$@" "$name" -- sh -c "touch '$WORK/$name.in'; exec sleep 30"
-  HOLDER=$BG
-  wait_file "$WORK/$name.in" 3000 || fail "holder of $name did not start: $(cat "$WORK/$name-holder.err")"
-}
-release_holder() {
-  kill -TERM "$HOLDER" 2>/dev/null || true
-  wait_exit "$HOLDER" 3000 || true
-}
 
 # ---- cases ---------------------------------------------------------------------------------------
 

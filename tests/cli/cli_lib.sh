@@ -77,6 +77,20 @@ wait_waiters() {
   done
 }
 key_exists() { [ "$(rcli exists "$1")" = 1 ]; }
+# A holder in the background: hold NAME ARGS...; waits until COMMAND runs. Sets HOLDER (its pid).
+hold() {
+  local name=$1
+  shift
+  rm -f "$WORK/$name.in"
+  bg "$WORK/$name-holder" run --url "$URL" "$@" "$name" -- sh -c "touch '$WORK/$name.in'; exec sleep 30"
+  HOLDER=$BG
+  wait_file "$WORK/$name.in" 3000 || fail "holder of $name did not start: $(cat "$WORK/$name-holder.err")"
+}
+# Ends the holder HOLDER (SIGTERM) and waits for it.
+release_holder() {
+  kill -TERM "$HOLDER" 2>/dev/null || true
+  wait_exit "$HOLDER" 3000 || true
+}
 
 # run_cases CASE...: each case in a subshell, one `ok`/`not ok` line each; DEADBOLT_CLI_CASES picks some.
 run_cases() {
