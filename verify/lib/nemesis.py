@@ -2,7 +2,8 @@
 (process "nemesis", f "start"/"stop", with what was done) so that reports can shade fault periods.
 
 A nemesis's `fault()` injects one fault and heals it before returning; `heal()` undoes whatever may be
-left when the campaign stops in the middle of one."""
+left when the campaign stops in the middle of one. `kinds`: the topologies it applies to. The
+failovers of the Sentinel and Cluster topologies are in failover.py."""
 import os
 import random
 import signal
@@ -13,6 +14,7 @@ class PauseServer:
     """SIGSTOP the lock server, SIGCONT it later: a hung host whose sockets stay open. Pauses alternate
     shorter and longer than the lease, so some holds outlive their lease while the server is away."""
     name = "pause-server"
+    kinds = {"standalone"}
 
     def __init__(self, topology, lease_ms, **_):
         self.server = topology.lock
@@ -36,6 +38,7 @@ class KillServer:
     restart forgets every lock and the fencing counter: recorded as a `reset`, which the checker
     treats as the end of every hold taken before it."""
     name = "kill-server"
+    kinds = {"standalone"}
 
     def __init__(self, topology, lease_ms, **_):
         self.server = topology.lock
@@ -62,6 +65,7 @@ class PauseClient:
     for longer than its lease, then SIGCONT it: its lease ends, another client takes the lock, and
     the paused one wakes up mid-increment with an old token that the store must refuse."""
     name = "pause-client"
+    kinds = {"standalone", "sentinel", "cluster"}
 
     def __init__(self, clients, lease_ms, **_):
         self.clients = clients
@@ -97,4 +101,7 @@ class PauseClient:
             self.paused = None
 
 
-NEMESES = {n.name: n for n in (PauseServer, KillServer, PauseClient)}
+from failover import Failover, KillMaster, PauseMaster, SilentSentinelFailover  # noqa: E402
+
+NEMESES = {n.name: n for n in (PauseServer, KillServer, PauseClient, Failover, KillMaster, PauseMaster,
+                               SilentSentinelFailover)}

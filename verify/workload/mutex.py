@@ -26,12 +26,14 @@ MS = 1_000_000
 
 
 class MutexClient(threading.Thread):
-    def __init__(self, name, deadbolt, history, lock_port, store_port, log_dir, lock_name="verify-mutex",
+    def __init__(self, name, deadbolt, history, url, lock_ports, store_port, log_dir, lock_name="verify-mutex",
                  lease_ms=1500, wait_ms=6000, work_ms=100, grace_ms=1000, fenced=True):
         super().__init__(name=name, daemon=True)
         self.client = name
         self.deadbolt, self.history = deadbolt, history
-        self.lock_port, self.store_port, self.lock_name = lock_port, store_port, lock_name
+        # url: deadbolt's --url (redis://, redis+sentinel://, redis+cluster://); lock_ports: every data
+        # node, which the critical section's lease probe asks (it cannot know which one deadbolt uses)
+        self.url, self.lock_ports, self.store_port, self.lock_name = url, lock_ports, store_port, lock_name
         self.lease_ms, self.wait_ms, self.work_ms, self.grace_ms = lease_ms, wait_ms, work_ms, grace_ms
         self.fenced = fenced  # False: the store is not given the token (a resource without fencing)
         self.log = open(os.path.join(log_dir, f"{name}.log"), "ab")
@@ -40,7 +42,7 @@ class MutexClient(threading.Thread):
         self.operations = 0
 
     def command(self):
-        return [self.deadbolt, "--url", f"redis://127.0.0.1:{self.lock_port}", "--connect-timeout", "1s",
+        return [self.deadbolt, "--url", self.url, "--connect-timeout", "1s",
                 "run", "--fenced", "--lease", f"{self.lease_ms}ms", "--grace", f"{self.grace_ms}ms",
                 "--wait", f"{self.wait_ms}ms", "-q", self.lock_name, "--", sys.executable, "-B", CRITICAL]
 
@@ -55,7 +57,7 @@ class MutexClient(threading.Thread):
         asked = now()
         self.history.record({"time": asked, "process": self.client, "hold": hold, "type": "invoke", "f": "acquire",
                              "deadline": asked + self.wait_ms * MS, "lease_deadline": asked + self.lease_ms * MS})
-        env = dict(os.environ, VERIFY_HOLD=hold, VERIFY_LOCK_PORT=str(self.lock_port),
+        env = dict(os.environ, VERIFY_HOLD=hold, VERIFY_LOCK_PORTS=",".join(map(str, self.lock_ports)),
                    VERIFY_STORE_PORT=str(self.store_port), VERIFY_WORK_MS=str(self.work_ms),
                    VERIFY_FENCED="1" if self.fenced else "0")
         self.log.write(f"--- {hold}\n".encode())
@@ -93,7 +95,11 @@ class MutexClient(threading.Thread):
             self.history.event(self.client, "info", "acquire" if not granted else "exit", hold=hold,
                                error=f"hung: killed by the harness after {bound:.1f} s")
         elif not granted:
-            kind, why = {4: ("fail", "timeout"), 3: ("fail", "cannot connect")}.get(code, ("info", f"exit {code}"))
+            # Exit 5 before the critical section said anything: deadbolt had the lock, but its lease
+            # was too near its end by the time the grant was confirmed (a slow WAIT in a failover), so
+            # COMMAND was stopped as it started, before it touched the store. The waiter finished.
+            kind, why = {4: ("fail", "timeout"), 3: ("fail", "cannot connect"),
+                         5: ("fail", "lease lost before the command began")}.get(code, ("info", f"exit {code}"))
             self.history.event(self.client, kind, "acquire", hold=hold, error=why)
         else:
             if code == 5:
