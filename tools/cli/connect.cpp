@@ -27,6 +27,7 @@ deadbolt::config make_config(const options& o) {
   cfg.tls.server_name = o.tls_server_name;
   cfg.tls.verify_peer = !o.tls_insecure;
   cfg.cluster_pubsub = o.cluster_pubsub;
+  cfg.replica_sync = o.replica_sync;
   return cfg;
 }
 
