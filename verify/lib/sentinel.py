@@ -72,7 +72,9 @@ class SentinelGroup:
     # long-lived service's client would (a waiter deaf to the switch is how two holders happened).
     clients = 8
 
-    def __init__(self, directory):
+    def __init__(self, directory, replica_sync="auto"):
+        # deadbolt's --replica-sync: auto (WAIT 1 after each hold write, the default) or off
+        self.cli_args = [] if replica_sync == "auto" else ["--replica-sync", replica_sync]
         self.store = RedisServer("store", os.path.join(directory, "store"))
         master_port = free_port()
         self.servers = [RedisServer("node1", os.path.join(directory, "node1"), port=master_port)]

@@ -48,5 +48,6 @@ TOPOLOGIES = {
     "standalone-aof-everysec": lambda d: Standalone(d, "everysec"),
     "standalone-aof-always": lambda d: Standalone(d, "always"),
     "sentinel": SentinelGroup,
+    "sentinel-sync-off": lambda d: SentinelGroup(d, replica_sync="off"),
     "cluster": Cluster,
 }

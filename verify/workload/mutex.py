@@ -27,7 +27,7 @@ MS = 1_000_000
 
 class MutexClient(threading.Thread):
     def __init__(self, name, deadbolt, history, url, lock_ports, store_port, log_dir, lock_name="verify-mutex",
-                 lease_ms=1500, wait_ms=6000, work_ms=100, grace_ms=1000, fenced=True):
+                 lease_ms=1500, wait_ms=6000, work_ms=100, grace_ms=1000, fenced=True, global_args=()):
         super().__init__(name=name, daemon=True)
         self.client = name
         self.deadbolt, self.history = deadbolt, history
@@ -36,13 +36,14 @@ class MutexClient(threading.Thread):
         self.url, self.lock_ports, self.store_port, self.lock_name = url, lock_ports, store_port, lock_name
         self.lease_ms, self.wait_ms, self.work_ms, self.grace_ms = lease_ms, wait_ms, work_ms, grace_ms
         self.fenced = fenced  # False: the store is not given the token (a resource without fencing)
+        self.global_args = list(global_args)  # more deadbolt options (--replica-sync off)
         self.log = open(os.path.join(log_dir, f"{name}.log"), "ab")
         self.stopping = threading.Event()
         self.holding_group = None  # the process group of deadbolt + COMMAND while COMMAND holds the lock
         self.operations = 0
 
     def command(self):
-        return [self.deadbolt, "--url", self.url, "--connect-timeout", "1s",
+        return [self.deadbolt, "--url", self.url, "--connect-timeout", "1s", *self.global_args,
                 "run", "--fenced", "--lease", f"{self.lease_ms}ms", "--grace", f"{self.grace_ms}ms",
                 "--wait", f"{self.wait_ms}ms", "-q", self.lock_name, "--", sys.executable, "-B", CRITICAL]
 
