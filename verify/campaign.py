@@ -130,7 +130,9 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
         stats = final_read(history, topology.store.port)
         history.close()
         topology.stop()
-    result = checker.check(checker.load(path))
+    tolerance_ms = getattr(topology, "liveness_tolerance_ms", 1000)
+    result = checker.check(checker.load(path), tolerance_ms)
+    result["liveness_tolerance_ms"] = tolerance_ms
     result["scenario"] = scenario
     result["clients"] = clients
     result["seconds"] = round(time.monotonic() - started, 1)

@@ -25,6 +25,7 @@ def ask(port, *command, timeout=0.3):
 
 class Cluster:
     kind = "cluster"
+    liveness_tolerance_ms = 3000  # as Sentinel's (sentinel.py): an attempt in flight + its WAIT
 
     def __init__(self, directory):
         self.store = RedisServer("store", os.path.join(directory, "store"))

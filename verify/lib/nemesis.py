@@ -75,30 +75,37 @@ class PauseClient:
     def fault(self, history, stopping):
         end = time.monotonic() + 5
         while time.monotonic() < end and not stopping.is_set():
-            holding = [(c.client, c.holding_group) for c in self.clients if c.holding_group]
+            holding = [(c.client, c.holding_groups) for c in self.clients if c.holding_groups]
             if holding:
                 break
             time.sleep(0.01)
         else:
             return
-        client, group = random.choice(holding)
+        client, groups = random.choice(holding)
         history.event("nemesis", "info", "start", nemesis=self.name, target=client, seconds=self.seconds)
-        try:
-            os.killpg(group, signal.SIGSTOP)
-        except ProcessLookupError:
+        # deadbolt's group first, so that its guardian cannot see COMMAND stop (deadbolt follows a
+        # stopped COMMAND into the background, as a shell job does, and would stay stopped).
+        self.paused = []
+        for group in dict.fromkeys(groups):
+            try:
+                os.killpg(group, signal.SIGSTOP)
+                self.paused.append(group)
+            except ProcessLookupError:
+                pass
+        if not self.paused:
             return history.event("nemesis", "info", "stop", nemesis=self.name, note="the client had exited")
-        self.paused = group
         stopping.wait(self.seconds)
         self.heal()
         history.event("nemesis", "info", "stop", nemesis=self.name)
 
     def heal(self):
-        if self.paused:
+        # COMMAND first, then deadbolt: when deadbolt wakes up, COMMAND runs already.
+        for group in reversed(self.paused or []):
             try:
-                os.killpg(self.paused, signal.SIGCONT)
+                os.killpg(group, signal.SIGCONT)
             except ProcessLookupError:
                 pass
-            self.paused = None
+        self.paused = None
 
 
 from failover import Failover, KillMaster, PauseMaster, SilentSentinelFailover  # noqa: E402

@@ -71,6 +71,11 @@ class SentinelGroup:
     # More clients than elsewhere: waiters then wait longer, so that some wait across a failover, as a
     # long-lived service's client would (a waiter deaf to the switch is how two holders happened).
     clients = 8
+    # A waiter may end later than its --wait here, by design (docs/replication.md: an acquire's
+    # retries go on past its own wait): an attempt in flight at the deadline is answered within
+    # command_timeout (deadbolt's --connect-timeout, 1 s) plus its WAIT (1 s). Added to the 1 s
+    # allowed everywhere for process start-up on a loaded machine.
+    liveness_tolerance_ms = 3000
 
     def __init__(self, directory, replica_sync="auto"):
         # deadbolt's --replica-sync: auto (WAIT 1 after each hold write, the default) or off

@@ -8,9 +8,10 @@ the critical section prints, and records the outcome it alone sees: `deadbolt` g
 4), could not connect (3), reported the lease lost (5), or hung past every bound (the harness kills
 it: an `info` acquire, which the checker counts as a waiter that never finished).
 
-Each `deadbolt` starts a session of its own, so its process group is exactly deadbolt and its
-COMMAND: the pause-client nemesis stops and resumes that group (a paused host), and the harness
-kills it by that id."""
+Each `deadbolt` starts a session of its own, so its process group is exactly deadbolt (and its
+guardian); COMMAND runs in a group of its own, which the critical section reports (`pgid` in its
+`acquire ok`; older deadbolts kept COMMAND in their group). The pause-client nemesis stops and resumes
+both groups (a paused host), and the harness kills deadbolt's group by its id."""
 import json
 import os
 import signal
@@ -39,7 +40,9 @@ class MutexClient(threading.Thread):
         self.global_args = list(global_args)  # more deadbolt options (--replica-sync off)
         self.log = open(os.path.join(log_dir, f"{name}.log"), "ab")
         self.stopping = threading.Event()
-        self.holding_group = None  # the process group of deadbolt + COMMAND while COMMAND holds the lock
+        # While COMMAND holds the lock: the process groups of deadbolt (with its guardian) and of
+        # COMMAND, which deadbolt runs in a group of its own (as a shell runs a job)
+        self.holding_groups = None
         self.operations = 0
 
     def command(self):
@@ -85,11 +88,11 @@ class MutexClient(threading.Thread):
                 self.history.record(event)
                 if event["f"] == "acquire" and event["type"] == "ok":
                     granted = True
-                    self.holding_group = p.pid
+                    self.holding_groups = (p.pid, event.get("pgid", p.pid))
             p.wait()
         finally:
             timer.cancel()
-            self.holding_group = None
+            self.holding_groups = None
             p.stdout.close()
         code = p.returncode
         if killed.is_set():

@@ -126,7 +126,7 @@ def increment(store_port, token, work_ms, fenced_token):
 def main():
     signal.signal(signal.SIGTERM, on_sigterm)
     token = int(os.environ["DEADBOLT_FENCING_TOKEN"])
-    emit("ok", "acquire", token=token)
+    emit("ok", "acquire", token=token, pgid=os.getpgrp())  # pgid: for the pause-client nemesis
     probe_lease([int(p) for p in os.environ["VERIFY_LOCK_PORTS"].split(",")], os.environ["DEADBOLT_LOCK_NAME"])
     fenced_token = token if os.environ.get("VERIFY_FENCED", "1") == "1" else 0  # 0: never older than the newest
     increment(int(os.environ["VERIFY_STORE_PORT"]), token, float(os.environ.get("VERIFY_WORK_MS", "100")), fenced_token)
