@@ -246,7 +246,10 @@ def check_liveness(events, tolerance_ns):
         deadline = invoke.get("deadline")
         if deadline is None:
             continue
-        finished = done["time"] if done is not None and done["type"] != "info" else None
+        # An `info` acquire is an unknown outcome: the waiter ended then (deadbolt exited with an
+        # error, e.g. a connection lost after the request was sent), unless it hung and was killed.
+        hung = done is not None and done["type"] == "info" and str(done.get("error", "")).startswith("hung")
+        finished = done["time"] if done is not None and not hung else None
         if finished is None and end > deadline + tolerance_ns:
             violations.append(violation("liveness", f"{invoke['hold']}: the waiter never finished (deadline "
                                         f"{(deadline - invoke['time']) / NS_PER_MS:.0f} ms after it began)",

@@ -193,6 +193,16 @@ class BrokenHistories(unittest.TestCase):
         h.event(2600, "info", "acquire", "c1.1", error="hung: killed by the harness")
         self.assertEqual(checks_failed(h.check()), ["liveness"])
 
+    def test_waiter_with_an_unknown_outcome_finished_when_it_ended(self):
+        h = History().event(0, "invoke", "acquire", "c1.1", deadline=500 * MS)
+        h.event(300, "info", "acquire", "c1.1", error="exit 1")  # in time: valid
+        h.event(400, "invoke", "acquire", "c2.1", deadline=900 * MS)
+        h.event(2500, "info", "acquire", "c2.1", error="exit 1")  # 1.6 s late
+        result = h.check()
+        self.assertEqual(checks_failed(result), ["liveness"])
+        self.assertEqual(len(result["violations"]), 1)
+        self.assertIn("finished 1600 ms after its deadline", result["violations"][0]["message"])
+
 
 class CommandLine(unittest.TestCase):
     def test_exit_status_says_whether_the_history_is_valid(self):
