@@ -97,7 +97,11 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
         directory = f"{base}.{n}"
     os.makedirs(directory)
     topology = TOPOLOGIES[topology_name](directory)
-    topology.start()
+    try:
+        topology.start()  # a Sentinel group or a cluster takes seconds to form: Ctrl-C may come now
+    except BaseException:
+        topology.stop()
+        raise
     path = os.path.join(directory, "history.jsonl")
     history = History(path)
     history.event("runner", "info", "scenario", scenario=scenario, lease_ms=LEASE_MS, wait_ms=WAIT_MS,

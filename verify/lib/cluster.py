@@ -92,9 +92,9 @@ class Cluster:
                 return True
         return False
 
-    def settle(self, timeout=20):
+    def settle(self, timeout=20, stopping=None):
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        while time.monotonic() < end and not (stopping and stopping.is_set()):
             if self.healthy():
                 return True
             time.sleep(0.2)

@@ -13,7 +13,7 @@ there in time skips the fault and says so in the history.
   learns it from the cluster). Without persistence it comes back empty and resyncs.
 - `pause-master` (Sentinel): SIGSTOP the master until the sentinels have promoted a replica, then
   SIGCONT it: it wakes up a master, writable, until the sentinels demote it (the split-brain window).
-- `silent-sentinel-failover` (Sentinel): SIGSTOP sentinel 1 (clients 1 and 4 list it first), 0.5 s
+- `silent-sentinel-failover` (Sentinel): SIGSTOP sentinel 1 (clients 1, 4 and 7 list it first), 0.5 s
   later `SENTINEL FAILOVER` through sentinel 2, SIGCONT sentinel 1 8 s after it was paused: clients
   that watch sentinel 1 do not hear the switch from it (issue 25, defect 1)."""
 import signal
@@ -50,17 +50,17 @@ class _Failover:
 
     def begin(self, history, stopping):
         """Waits until the topology is whole; returns its master, or None (the fault is skipped)."""
-        settled = self.topology.settle()
+        settled = self.topology.settle(stopping=stopping)
         if settled and self.topology.kind == "sentinel":
             # Whole, and then whole again 3 s later: sentinels tell each other a new configuration
             # in their hello messages (every 2 s). A failover asked of one sentinel right after the
             # old master's demotion found another still on the old view: it turned the newly
             # promoted master into a replica, and the sentinels named a replica master for 25 s.
-            settled = not stopping.wait(3) and self.topology.settle()
+            settled = not stopping.wait(3) and self.topology.settle(stopping=stopping)
+        if stopping.is_set():
+            return None
         if not settled:
             history.event("nemesis", "info", "skip", nemesis=self.name, note="the topology did not settle in time")
-            return None
-        if stopping.is_set():
             return None
         return current_master(self.topology)
 

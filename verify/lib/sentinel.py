@@ -152,10 +152,10 @@ class SentinelGroup:
                 return False
         return True
 
-    def settle(self, timeout=20):
-        """True once healthy (polling), False after `timeout` seconds."""
+    def settle(self, timeout=20, stopping=None):
+        """True once healthy (polling), False after `timeout` seconds or once `stopping` is set."""
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        while time.monotonic() < end and not (stopping and stopping.is_set()):
             if self.healthy():
                 return True
             time.sleep(0.2)

@@ -35,8 +35,8 @@ class Standalone:
         self.store.start()
         self.lock.start()
 
-    def settle(self):
-        pass
+    def settle(self, timeout=20, stopping=None):
+        return True
 
     def stop(self):
         for server in (self.lock, self.store):
