@@ -36,8 +36,45 @@ from topology import TOPOLOGIES  # noqa: E402
 # holder whose resource does not check tokens overwrites its successor's work.
 EXPECTED_UNSAFE = {"standalone:kill-server", "standalone:pause-client:mutex-unfenced"}
 
+# Where Redis loses grants the lock acknowledged, so that fencing tokens come out again (the checker's
+# "tokens" check), whatever the client does: a Sentinel failover promotes a replica that may lack the
+# old master's last writes (replication is asynchronous, and `WAIT 1` is answered by the fastest
+# replica, not necessarily the one promoted), and a planned or paused-master failover leaves the old
+# master granting until the sentinels demote it. These scenarios are as expected when every other
+# check holds (no two holds overlap with live leases, the store refuses every stale token, no update
+# is lost, every waiter is done in time): the repeated tokens are counted, not failed.
+SENTINEL_FAILOVERS = ("failover", "kill-master", "pause-master", "silent-sentinel-failover")
+TOLERATED = {f"sentinel:{n}": {"tokens"} for n in SENTINEL_FAILOVERS}
+# A paused master wakes up a master and takes writes until the sentinels demote it, and its replica
+# that was not promoted still answers its WAIT: a client that has not heard the switch yet (it is
+# announced at the end of the failover) may take the lock there while another holds it on the new
+# master. Redis Sentinel's split brain, whatever the client does; only fencing closes it.
+TOLERATED["sentinel:pause-master"] = {"tokens", "mutual exclusion"}
+# Without replica sync (deadbolt --replica-sync off) nothing protects a grant from a failover: a
+# holder's hold may be missing on the promoted replica while it still works, and another client then
+# holds the lock too (docs/replication.md). Fencing must still keep the store right.
+TOLERATED.update({f"sentinel-sync-off:{n}": {"tokens", "mutual exclusion"} for n in SENTINEL_FAILOVERS})
+
+
+def as_expected(scenario, result):
+    if scenario in EXPECTED_UNSAFE:
+        return not result["valid"]
+    tolerated = TOLERATED.get(scenario, set())
+    return all(v["check"] in tolerated for v in result["violations"])
+
 SMOKE = ["standalone:pause-server", "standalone:pause-client"]
-ALL = [f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES]] + ["standalone:pause-client:mutex-unfenced"]
+
+
+def applies(topology, nemesis):
+    """Whether the nemesis can act on the topology (a failover needs replicas; pausing a client, none)."""
+    kind = topology.split("-")[0]  # standalone-aof-always: standalone; sentinel-sync-off: sentinel
+    return nemesis == "none" or kind in NEMESES[nemesis].kinds
+
+
+# Every applicable pair, but sync off only with the faults that replica sync is about.
+ALL = ([f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES] if applies(t, n)
+        and (t != "sentinel-sync-off" or n in ("failover", "kill-master", "pause-master"))]
+       + ["standalone:pause-client:mutex-unfenced"])
 WORKLOADS = {"mutex": True, "mutex-unfenced": False}  # whether the store is given the fencing token
 
 LEASE_MS = 1500   # fixed lease: the checker knows when a hold may end
@@ -48,21 +85,33 @@ HEAL_SECONDS = 2  # between two faults
 def valid_scenario(scenario):
     parts = scenario.split(":")
     return (len(parts) in (2, 3) and parts[0] in TOPOLOGIES and parts[1] in ("none", *NEMESES)
-            and (len(parts) == 2 or parts[2] in WORKLOADS))
+            and applies(parts[0], parts[1]) and (len(parts) == 2 or parts[2] in WORKLOADS))
 
 
 def run_scenario(scenario, deadbolt, out, seconds, clients):
     topology_name, nemesis_name, workload = (scenario.split(":") + ["mutex"])[:3]
-    directory = os.path.join(out, scenario.replace(":", "_"))
-    os.makedirs(directory, exist_ok=True)
+    directory = base = os.path.join(out, scenario.replace(":", "_"))
+    n = 1
+    while os.path.exists(directory):  # the same scenario run again: a folder of its own
+        n += 1
+        directory = f"{base}.{n}"
+    os.makedirs(directory)
     topology = TOPOLOGIES[topology_name](directory)
-    topology.start()
+    try:
+        topology.start()  # a Sentinel group or a cluster takes seconds to form: Ctrl-C may come now
+    except BaseException:
+        topology.stop()
+        raise
     path = os.path.join(directory, "history.jsonl")
     history = History(path)
     history.event("runner", "info", "scenario", scenario=scenario, lease_ms=LEASE_MS, wait_ms=WAIT_MS,
-                  lock_port=topology.lock.port, store_port=topology.store.port)
-    workers = [MutexClient(f"c{i + 1}", deadbolt, history, topology.lock.port, topology.store.port, directory,
-                           lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload]) for i in range(clients)]
+                  **topology.describe())
+    lock_ports = [s.port for s in topology.servers]
+    clients = clients or getattr(topology, "clients", 4)
+    workers = [MutexClient(f"c{i + 1}", deadbolt, history, topology.url(i), lock_ports, topology.store.port,
+                           directory, lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload],
+                           global_args=getattr(topology, "cli_args", []))
+               for i in range(clients)]
     nemesis = NEMESES[nemesis_name](topology=topology, clients=workers, lease_ms=LEASE_MS) if nemesis_name != "none" else None
     stopping = threading.Event()
 
@@ -90,12 +139,16 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
         stats = final_read(history, topology.store.port)
         history.close()
         topology.stop()
-    result = checker.check(checker.load(path))
+    tolerance_ms = getattr(topology, "liveness_tolerance_ms", 1000)
+    result = checker.check(checker.load(path), tolerance_ms)
+    result["liveness_tolerance_ms"] = tolerance_ms
     result["scenario"] = scenario
+    result["clients"] = clients
     result["seconds"] = round(time.monotonic() - started, 1)
     result["store"] = stats
-    result["expected"] = "violations" if scenario in EXPECTED_UNSAFE else "valid"
-    result["as_expected"] = result["valid"] == (scenario not in EXPECTED_UNSAFE)
+    result["expected"] = ("violations" if scenario in EXPECTED_UNSAFE else
+                          "valid" + "".join(f", {c} tolerated" for c in sorted(TOLERATED.get(scenario, ()))))
+    result["as_expected"] = as_expected(scenario, result)
     with open(os.path.join(directory, "result.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1)
     return result
@@ -126,7 +179,8 @@ def summary_line(r):
     return (f"{r['scenario']:<36} {verdict:<10} violations={f['violations']}{checks} holds={f['holds']} "
             f"writes={f['writes_acknowledged']} stale_refused={f['stale_refused']} "
             f"unsafe_windows={f['unsafe_windows']} (max {f['unsafe_ms_max']:.0f} ms) "
-            f"acquire p50/p99={fmt(f['acquire_ms_p50'])}/{fmt(f['acquire_ms_p99'])} ms")
+            f"acquire p50/p99={fmt(f['acquire_ms_p50'])}/{fmt(f['acquire_ms_p99'])} ms "
+            f"unavailable max={fmt(f['unavailable_ms_max'])} ms")
 
 
 def fmt(ms):
@@ -134,19 +188,21 @@ def fmt(ms):
 
 
 def summary_markdown(results, meta):
-    lines = [f"deadbolt: `{meta['deadbolt']}` ({meta['source']}); {meta['clients']} clients, "
+    lines = [f"deadbolt: `{meta['deadbolt']}` ({meta['source']}); {meta['clients'] or '4 (Sentinel 8)'} clients, "
              f"{meta['seconds']:g} s per scenario, lease {LEASE_MS} ms, wait {WAIT_MS} ms", "",
              "| scenario | verdict | violations | faults | acquires | holds | gave up | writes acked | unknown "
-             "| stale refused | unsafe windows (max ms) | acquire p50 / p99 ms | recovery max ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| stale refused | unsafe windows (max ms) | acquire p50 / p99 ms | unavailable max ms | recovery max ms |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         f = r["figures"]
-        verdict = ("valid" if r["valid"] else "violations") + ("" if r["as_expected"] else " (UNEXPECTED)")
+        verdict = ("valid" if r["valid"] else "violations (UNEXPECTED)" if not r["as_expected"]
+                   else "violations (expected)" if r["scenario"] in EXPECTED_UNSAFE else "known limit only")
         checks = f" ({by_check(r)})" if r["violations"] else ""
         lines.append(f"| {r['scenario']} | {verdict} | {f['violations']}{checks} | {f['faults']} | {f['acquires']} "
                      f"| {f['holds']} | {f['gave_up']} | {f['writes_acknowledged']} | {f['writes_unknown']} "
                      f"| {f['stale_refused']} | {f['unsafe_windows']} ({f['unsafe_ms_max']:.0f}) "
-                     f"| {fmt(f['acquire_ms_p50'])} / {fmt(f['acquire_ms_p99'])} | {fmt(f['recovery_ms_max'])} |")
+                     f"| {fmt(f['acquire_ms_p50'])} / {fmt(f['acquire_ms_p99'])} | {fmt(f['unavailable_ms_max'])} "
+                     f"| {fmt(f['recovery_ms_max'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -156,12 +212,14 @@ def main(argv):
     parser.add_argument("--source", default="?", help="where that build comes from (for the report)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--seconds", type=float, help="length of each scenario (smoke 25, otherwise 60)")
-    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--clients", type=int, help="client processes (default 4; Sentinel 8)")
     parser.add_argument("--list", action="store_true", help="list the scenarios")
     parser.add_argument("scenarios", nargs="*")
     args = parser.parse_args(argv)
     if args.list:
-        print("\n".join(s + ("  (expected to show violations)" if s in EXPECTED_UNSAFE else "") for s in ALL))
+        print("\n".join(s + ("  (expected to show violations)" if s in EXPECTED_UNSAFE else
+                               f"  ({', '.join(sorted(TOLERATED[s]))} violations tolerated)" if s in TOLERATED else "")
+                          for s in ALL))
         print(f"(any TOPOLOGY:NEMESIS[:WORKLOAD]: topologies {', '.join(TOPOLOGIES)}; nemeses none, "
               f"{', '.join(NEMESES)}; workloads {', '.join(WORKLOADS)})")
         return 0
@@ -190,7 +248,7 @@ def main(argv):
             print(f"    VIOLATION [{v['check']}] {v['message']}", flush=True)
     with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "results": [{k: r[k] for k in ("scenario", "valid", "as_expected", "figures",
-                                                                "store", "seconds")} for r in results]}, f, indent=1)
+                                                                "store", "seconds", "clients")} for r in results]}, f, indent=1)
     with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
         f.write(summary_markdown(results, meta))
     print(f"verify: {time.monotonic() - began:.0f} s; summary in {os.path.join(args.out, 'summary.md')}")

@@ -23,8 +23,10 @@ Checks (each a function below; each returns the violations it proves):
   mutual exclusion  no two holds overlap, unless the earlier one's lease may have been lost before the
                     later one was granted; then the overlap is an *unsafe window* (how long the old
                     holder worked after its deadline), reported, and its holder must have been told
-  fencing           tokens unique and increasing in real-time order; the store never accepted a token
-                    older than one it had already accepted, and never refused one that was not
+  tokens            the lock's fencing tokens are unique and increase in real-time order (a lock
+                    server that forgot grants, by a restart or a failover, hands them out again)
+  fencing           the store never accepted a token older than one it had already accepted, and
+                    never refused one that was not
   lost update       the register equals the count of acknowledged increments (unknown outcomes
                     widen the range), and no two acknowledged writes wrote the same value
   liveness          every waiter finished (acquired or gave up) by its deadline, within a tolerance
@@ -145,7 +147,7 @@ def check_tokens(holds):
             continue
         token = h.granted["token"]
         if token in seen:
-            violations.append(violation("fencing", f"token {token} was handed out twice ({seen[token].id}, {h.id})",
+            violations.append(violation("tokens", f"token {token} was handed out twice ({seen[token].id}, {h.id})",
                                         seen[token].granted, h.granted))
         seen.setdefault(token, h)
     grants = sorted((h.granted for h in holds.values() if h.granted), key=lambda e: e["time"])
@@ -158,7 +160,7 @@ def check_tokens(holds):
             i += 1
         if best is not None and best["token"] >= h.granted["token"]:
             violations.append(violation(
-                "fencing", f"token {h.granted['token']} ({h.id}) was asked for after token {best['token']} "
+                "tokens", f"token {h.granted['token']} ({h.id}) was asked for after token {best['token']} "
                 f"({best['hold']}) was granted, but is not larger", best, h.granted))
     return violations
 
@@ -244,7 +246,10 @@ def check_liveness(events, tolerance_ns):
         deadline = invoke.get("deadline")
         if deadline is None:
             continue
-        finished = done["time"] if done is not None and done["type"] != "info" else None
+        # An `info` acquire is an unknown outcome: the waiter ended then (deadbolt exited with an
+        # error, e.g. a connection lost after the request was sent), unless it hung and was killed.
+        hung = done is not None and done["type"] == "info" and str(done.get("error", "")).startswith("hung")
+        finished = done["time"] if done is not None and not hung else None
         if finished is None and end > deadline + tolerance_ns:
             violations.append(violation("liveness", f"{invoke['hold']}: the waiter never finished (deadline "
                                         f"{(deadline - invoke['time']) / NS_PER_MS:.0f} ms after it began)",
@@ -277,9 +282,18 @@ def check(events, tolerance_ms=1000):
     heals = [e["time"] for e in events if e.get("process") == "nemesis" and e["f"] == "stop"]
     grants = sorted(h.start for h in holds.values() if h.granted)
     recovery = [(grants[i] - t) / NS_PER_MS for t in heals if (i := bisect.bisect_left(grants, t)) < len(grants)]
+    # Unavailability: the longest stretch without a grant that a fault began in (from the last grant
+    # before the fault's start to the first grant after it; a run without faults has none).
+    starts = [e["time"] for e in events if e.get("process") == "nemesis" and e["f"] == "start"]
+    unavailable = []
+    for t in starts:
+        i = bisect.bisect_left(grants, t)
+        if 0 < i < len(grants):
+            unavailable.append((grants[i] - grants[i - 1]) / NS_PER_MS)
     figures = {
         "faults": len(heals),
         "recovery_ms_max": max(recovery, default=None),
+        "unavailable_ms_max": max(unavailable, default=None),
         "acquires": len(acquires),
         "holds": sum(1 for h in holds.values() if h.granted),
         "gave_up": sum(1 for _, done in acquires if done is not None and done["type"] == "fail"),

@@ -53,6 +53,14 @@ def checks_failed(result):
 
 
 class CorrectHistories(unittest.TestCase):
+    def test_unavailability_is_the_grant_gap_a_fault_began_in(self):
+        h = History().increment("c1.1", 0, 1, 0).increment("c1.2", 100, 2, 1)
+        h.event(150, "info", "start", process="nemesis").event(200, "info", "stop", process="nemesis")
+        h.increment("c1.3", 900, 3, 2).final(1000, 3)
+        figures = h.check()["figures"]
+        self.assertEqual(figures["unavailable_ms_max"], 800.0)  # grants at 101 and 901
+        self.assertEqual(figures["recovery_ms_max"], 701.0)     # heal at 200, grant at 901
+
     def test_serial_increments_are_valid(self):
         h = History().increment("c1.1", 0, 1, 0).increment("c2.1", 10, 2, 1).increment("c1.2", 20, 3, 2).final(30, 3)
         result = h.check()
@@ -128,14 +136,14 @@ class BrokenHistories(unittest.TestCase):
         h.acquire("c2.1", 1, 10, 7)
         h.op("c2.1", "read", 11, 12, 7, 1).op("c2.1", "write", 13, 14, 7, 2).event(15, "invoke", "release", "c2.1")
         result = h.final(20, 2).check()
-        self.assertEqual(checks_failed(result), ["fencing"])
+        self.assertEqual(checks_failed(result), ["tokens"])
         self.assertTrue(any("handed out twice" in v["message"] for v in result["violations"]))
 
     def test_token_not_increasing_in_real_time(self):
         # c2 asked after c1's token 5 was granted, yet got token 3 (a counter reset by a restart).
         h = History().increment("c1.1", 0, 5, 0).increment("c2.1", 10, 3, 1).final(20, 2)
         result = h.check()
-        self.assertIn("fencing", checks_failed(result))
+        self.assertIn("tokens", checks_failed(result))
         self.assertTrue(any("not larger" in v["message"] for v in result["violations"]))
 
     def test_store_accepted_a_stale_token(self):
@@ -184,6 +192,16 @@ class BrokenHistories(unittest.TestCase):
         h = History().event(0, "invoke", "acquire", "c1.1", deadline=500 * MS)
         h.event(2600, "info", "acquire", "c1.1", error="hung: killed by the harness")
         self.assertEqual(checks_failed(h.check()), ["liveness"])
+
+    def test_waiter_with_an_unknown_outcome_finished_when_it_ended(self):
+        h = History().event(0, "invoke", "acquire", "c1.1", deadline=500 * MS)
+        h.event(300, "info", "acquire", "c1.1", error="exit 1")  # in time: valid
+        h.event(400, "invoke", "acquire", "c2.1", deadline=900 * MS)
+        h.event(2500, "info", "acquire", "c2.1", error="exit 1")  # 1.6 s late
+        result = h.check()
+        self.assertEqual(checks_failed(result), ["liveness"])
+        self.assertEqual(len(result["violations"]), 1)
+        self.assertIn("finished 1600 ms after its deadline", result["violations"][0]["message"])
 
 
 class CommandLine(unittest.TestCase):

@@ -301,8 +301,22 @@ ping_health_check() {
   [ "$rc" = 3 ] && grep -q 'cannot connect to 127.0.0.1:1' "$WORK/ping.err" || fail "ping, no server: exit $rc: $(cat "$WORK/ping.err")"
 }
 
+# --replica-sync reaches the library: this server has no replica, so `on` refuses the acquire (after
+# the library's retries, 4-8 s), `off` and `auto` take the lock; a bad value is a usage error.
+replica_sync_option() {
+  local rc
+  rc=0; db run --url "$URL" --replica-sync sometimes cli-sync -- true 2>"$WORK/sync.err" || rc=$?
+  [ "$rc" = 2 ] && grep -q "replica-sync: 'sometimes' is not auto, on or off" "$WORK/sync.err" \
+    || fail "--replica-sync sometimes: exit $rc: $(cat "$WORK/sync.err")" || return 1
+  db run --url "$URL" --replica-sync off -n cli-sync -- true || fail "--replica-sync off: exit $?" || return 1
+  db run --url "$URL" --replica-sync auto -n cli-sync -- true || fail "--replica-sync auto: exit $?" || return 1
+  rc=0; db run --url "$URL" --replica-sync on -n cli-sync -- touch "$WORK/sync.ran" 2>"$WORK/sync.err" || rc=$?
+  [ "$rc" = 1 ] && grep -q "no replica acknowledged" "$WORK/sync.err" && [ ! -e "$WORK/sync.ran" ] \
+    || fail "--replica-sync on without replicas: exit $rc, ran: $([ -e "$WORK/sync.ran" ] && echo yes || echo no): $(cat "$WORK/sync.err")"
+}
+
 # ---- driver --------------------------------------------------------------------------------------
 ALL=(option_syntax nonblock_conflict_exit_code exit_codes_consistent connect_bounded reasons_and_redaction
      secrets_stay_out_of_command empty_name status_json_any_name status_every_kind semaphore_size_mismatch
-     wait_line_width verbose_lines ping_health_check)
+     wait_line_width verbose_lines ping_health_check replica_sync_option)
 run_cases "${ALL[@]}"

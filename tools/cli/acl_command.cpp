@@ -42,6 +42,8 @@ int acl_command(const options& o) {
   settings.cluster = ep.is_cluster();
   settings.cluster_pubsub = o.cluster_pubsub;
   settings.select = ep.database != 0;
+  // --replica-sync off: no ROLE, WAIT (but Sentinel confirms its master with ROLE: kept there)
+  settings.replica_sync = o.replica_sync != deadbolt::replica_sync_mode::off || ep.is_sentinel();
   settings.inspect = true;  // run, status and unlock --force read what NAME is first
   deadbolt::acl_grants grants;
   for (const auto& name : o.names) {

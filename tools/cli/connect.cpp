@@ -29,6 +29,7 @@ deadbolt::config make_config(const options& o) {
   cfg.tls.verify_peer = !o.tls_insecure;
   cfg.cluster_pubsub = o.cluster_pubsub;
   attach_client_log(cfg);
+  cfg.replica_sync = o.replica_sync;
   return cfg;
 }
 

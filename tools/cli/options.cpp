@@ -17,6 +17,7 @@ enum option_code : int {
   opt_fair, opt_read, opt_write, opt_semaphore_n, opt_semaphore, opt_latch, opt_permit, opt_json, opt_limit,
   opt_tls_ca, opt_tls_cert, opt_tls_key, opt_tls_server_name, opt_tls_insecure, opt_cluster_pubsub,
   opt_spin, opt_user, opt_add,
+  opt_replica_sync,
 };
 
 constexpr unsigned bit(subcommand s) { return 1u << static_cast<unsigned>(s); }
@@ -45,6 +46,7 @@ constexpr option_spec all_options[] = {
     {"tls-server-name", required_argument, opt_tls_server_name, everywhere},
     {"tls-insecure", no_argument, opt_tls_insecure, everywhere},
     {"cluster-pubsub", required_argument, opt_cluster_pubsub, everywhere},
+    {"replica-sync", required_argument, opt_replica_sync, everywhere},
     {"wait", required_argument, 'w', on_run},
     {"nonblock", no_argument, 'n', on_run},
     {"conflict-exit-code", required_argument, 'E', on_run},
@@ -178,6 +180,17 @@ bool apply(options& o, int code, const char* value, std::string& error) {
       else if (v == "classic") o.cluster_pubsub = deadbolt::pubsub_mode::classic;
       else {
         error = std::string("--cluster-pubsub: '") + value + "' is not auto, sharded or classic";
+        return false;
+      }
+      return true;
+    }
+    case opt_replica_sync: {
+      const std::string_view v = value;
+      if (v == "auto") o.replica_sync = deadbolt::replica_sync_mode::automatic;
+      else if (v == "on") o.replica_sync = deadbolt::replica_sync_mode::on;
+      else if (v == "off") o.replica_sync = deadbolt::replica_sync_mode::off;
+      else {
+        error = std::string("--replica-sync: '") + value + "' is not auto, on or off";
         return false;
       }
       return true;

@@ -34,6 +34,7 @@ struct options {
   std::string tls_server_name;                      ///< --tls-server-name NAME
   bool tls_insecure = false;                        ///< --tls-insecure: no certificate verification
   deadbolt::pubsub_mode cluster_pubsub = deadbolt::pubsub_mode::automatic;  ///< --cluster-pubsub
+  deadbolt::replica_sync_mode replica_sync = deadbolt::replica_sync_mode::automatic;  ///< --replica-sync
   bool verbose = false;                             ///< -v, --verbose
 
   std::string name;                                 ///< the lock (list: the pattern, default "*")

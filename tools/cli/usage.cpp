@@ -83,6 +83,8 @@ constexpr std::string_view global_text = R"(options of every subcommand (before 
       --tls-insecure       rediss://: accept any server certificate (no verification: tests only)
       --cluster-pubsub auto|sharded|classic  redis+cluster://: how waiters hear unlocks; the same as
                            the other clients of the lock (Redisson's shardedSubscriptionMode; default auto)
+      --replica-sync auto|on|off  WAIT for a replica after each lock write: where the master has
+                           replicas (auto, the default), always (on), never (off)
       --connect-timeout DURATION  give up connecting after this long (default 3s)
   -v, --verbose            timestamped progress on stderr (connect, wait, acquire, lease, release),
                            and the client's own events (reconnects, failovers, cluster layouts)

@@ -2,7 +2,8 @@
 (process "nemesis", f "start"/"stop", with what was done) so that reports can shade fault periods.
 
 A nemesis's `fault()` injects one fault and heals it before returning; `heal()` undoes whatever may be
-left when the campaign stops in the middle of one."""
+left when the campaign stops in the middle of one. `kinds`: the topologies it applies to. The
+failovers of the Sentinel and Cluster topologies are in failover.py."""
 import os
 import random
 import signal
@@ -13,6 +14,7 @@ class PauseServer:
     """SIGSTOP the lock server, SIGCONT it later: a hung host whose sockets stay open. Pauses alternate
     shorter and longer than the lease, so some holds outlive their lease while the server is away."""
     name = "pause-server"
+    kinds = {"standalone"}
 
     def __init__(self, topology, lease_ms, **_):
         self.server = topology.lock
@@ -36,6 +38,7 @@ class KillServer:
     restart forgets every lock and the fencing counter: recorded as a `reset`, which the checker
     treats as the end of every hold taken before it."""
     name = "kill-server"
+    kinds = {"standalone"}
 
     def __init__(self, topology, lease_ms, **_):
         self.server = topology.lock
@@ -62,6 +65,7 @@ class PauseClient:
     for longer than its lease, then SIGCONT it: its lease ends, another client takes the lock, and
     the paused one wakes up mid-increment with an old token that the store must refuse."""
     name = "pause-client"
+    kinds = {"standalone", "sentinel", "cluster"}
 
     def __init__(self, clients, lease_ms, **_):
         self.clients = clients
@@ -71,30 +75,40 @@ class PauseClient:
     def fault(self, history, stopping):
         end = time.monotonic() + 5
         while time.monotonic() < end and not stopping.is_set():
-            holding = [(c.client, c.holding_group) for c in self.clients if c.holding_group]
+            holding = [(c.client, c.holding_groups) for c in self.clients if c.holding_groups]
             if holding:
                 break
             time.sleep(0.01)
         else:
             return
-        client, group = random.choice(holding)
+        client, groups = random.choice(holding)
         history.event("nemesis", "info", "start", nemesis=self.name, target=client, seconds=self.seconds)
-        try:
-            os.killpg(group, signal.SIGSTOP)
-        except ProcessLookupError:
+        # deadbolt's group first, so that its guardian cannot see COMMAND stop (deadbolt follows a
+        # stopped COMMAND into the background, as a shell job does, and would stay stopped).
+        self.paused = []
+        for group in dict.fromkeys(groups):
+            try:
+                os.killpg(group, signal.SIGSTOP)
+                self.paused.append(group)
+            except ProcessLookupError:
+                pass
+        if not self.paused:
             return history.event("nemesis", "info", "stop", nemesis=self.name, note="the client had exited")
-        self.paused = group
         stopping.wait(self.seconds)
         self.heal()
         history.event("nemesis", "info", "stop", nemesis=self.name)
 
     def heal(self):
-        if self.paused:
+        # COMMAND first, then deadbolt: when deadbolt wakes up, COMMAND runs already.
+        for group in reversed(self.paused or []):
             try:
-                os.killpg(self.paused, signal.SIGCONT)
+                os.killpg(group, signal.SIGCONT)
             except ProcessLookupError:
                 pass
-            self.paused = None
+        self.paused = None
 
 
-NEMESES = {n.name: n for n in (PauseServer, KillServer, PauseClient)}
+from failover import Failover, KillMaster, PauseMaster, SilentSentinelFailover  # noqa: E402
+
+NEMESES = {n.name: n for n in (PauseServer, KillServer, PauseClient, Failover, KillMaster, PauseMaster,
+                               SilentSentinelFailover)}

@@ -8,9 +8,10 @@ the critical section prints, and records the outcome it alone sees: `deadbolt` g
 4), could not connect (3), reported the lease lost (5), or hung past every bound (the harness kills
 it: an `info` acquire, which the checker counts as a waiter that never finished).
 
-Each `deadbolt` starts a session of its own, so its process group is exactly deadbolt and its
-COMMAND: the pause-client nemesis stops and resumes that group (a paused host), and the harness
-kills it by that id."""
+Each `deadbolt` starts a session of its own, so its process group is exactly deadbolt (and its
+guardian); COMMAND runs in a group of its own, which the critical section reports (`pgid` in its
+`acquire ok`; older deadbolts kept COMMAND in their group). The pause-client nemesis stops and resumes
+both groups (a paused host), and the harness kills deadbolt's group by its id."""
 import json
 import os
 import signal
@@ -26,21 +27,26 @@ MS = 1_000_000
 
 
 class MutexClient(threading.Thread):
-    def __init__(self, name, deadbolt, history, lock_port, store_port, log_dir, lock_name="verify-mutex",
-                 lease_ms=1500, wait_ms=6000, work_ms=100, grace_ms=1000, fenced=True):
+    def __init__(self, name, deadbolt, history, url, lock_ports, store_port, log_dir, lock_name="verify-mutex",
+                 lease_ms=1500, wait_ms=6000, work_ms=100, grace_ms=1000, fenced=True, global_args=()):
         super().__init__(name=name, daemon=True)
         self.client = name
         self.deadbolt, self.history = deadbolt, history
-        self.lock_port, self.store_port, self.lock_name = lock_port, store_port, lock_name
+        # url: deadbolt's --url (redis://, redis+sentinel://, redis+cluster://); lock_ports: every data
+        # node, which the critical section's lease probe asks (it cannot know which one deadbolt uses)
+        self.url, self.lock_ports, self.store_port, self.lock_name = url, lock_ports, store_port, lock_name
         self.lease_ms, self.wait_ms, self.work_ms, self.grace_ms = lease_ms, wait_ms, work_ms, grace_ms
         self.fenced = fenced  # False: the store is not given the token (a resource without fencing)
+        self.global_args = list(global_args)  # more deadbolt options (--replica-sync off)
         self.log = open(os.path.join(log_dir, f"{name}.log"), "ab")
         self.stopping = threading.Event()
-        self.holding_group = None  # the process group of deadbolt + COMMAND while COMMAND holds the lock
+        # While COMMAND holds the lock: the process groups of deadbolt (with its guardian) and of
+        # COMMAND, which deadbolt runs in a group of its own (as a shell runs a job)
+        self.holding_groups = None
         self.operations = 0
 
     def command(self):
-        return [self.deadbolt, "--url", f"redis://127.0.0.1:{self.lock_port}", "--connect-timeout", "1s",
+        return [self.deadbolt, "--url", self.url, "--connect-timeout", "1s", *self.global_args,
                 "run", "--fenced", "--lease", f"{self.lease_ms}ms", "--grace", f"{self.grace_ms}ms",
                 "--wait", f"{self.wait_ms}ms", "-q", self.lock_name, "--", sys.executable, "-B", CRITICAL]
 
@@ -55,7 +61,7 @@ class MutexClient(threading.Thread):
         asked = now()
         self.history.record({"time": asked, "process": self.client, "hold": hold, "type": "invoke", "f": "acquire",
                              "deadline": asked + self.wait_ms * MS, "lease_deadline": asked + self.lease_ms * MS})
-        env = dict(os.environ, VERIFY_HOLD=hold, VERIFY_LOCK_PORT=str(self.lock_port),
+        env = dict(os.environ, VERIFY_HOLD=hold, VERIFY_LOCK_PORTS=",".join(map(str, self.lock_ports)),
                    VERIFY_STORE_PORT=str(self.store_port), VERIFY_WORK_MS=str(self.work_ms),
                    VERIFY_FENCED="1" if self.fenced else "0")
         self.log.write(f"--- {hold}\n".encode())
@@ -82,18 +88,22 @@ class MutexClient(threading.Thread):
                 self.history.record(event)
                 if event["f"] == "acquire" and event["type"] == "ok":
                     granted = True
-                    self.holding_group = p.pid
+                    self.holding_groups = (p.pid, event.get("pgid", p.pid))
             p.wait()
         finally:
             timer.cancel()
-            self.holding_group = None
+            self.holding_groups = None
             p.stdout.close()
         code = p.returncode
         if killed.is_set():
             self.history.event(self.client, "info", "acquire" if not granted else "exit", hold=hold,
                                error=f"hung: killed by the harness after {bound:.1f} s")
         elif not granted:
-            kind, why = {4: ("fail", "timeout"), 3: ("fail", "cannot connect")}.get(code, ("info", f"exit {code}"))
+            # Exit 5 before the critical section said anything: deadbolt had the lock, but its lease
+            # was too near its end by the time the grant was confirmed (a slow WAIT in a failover), so
+            # COMMAND was stopped as it started, before it touched the store. The waiter finished.
+            kind, why = {4: ("fail", "timeout"), 3: ("fail", "cannot connect"),
+                         5: ("fail", "lease lost before the command began")}.get(code, ("info", f"exit {code}"))
             self.history.event(self.client, kind, "acquire", hold=hold, error=why)
         else:
             if code == 5:

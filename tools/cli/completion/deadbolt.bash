@@ -8,7 +8,7 @@ _deadbolt() {
     words=("${COMP_WORDS[@]}")
     cword=$COMP_CWORD
   }
-  local global="--url --password-file --tls-ca --tls-cert --tls-key --tls-server-name --tls-insecure --cluster-pubsub --connect-timeout --verbose --help --version"
+  local global="--url --password-file --tls-ca --tls-cert --tls-key --tls-server-name --tls-insecure --cluster-pubsub --replica-sync --connect-timeout --verbose --help --version"
   local sub="" i
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
@@ -20,6 +20,7 @@ _deadbolt() {
     --password-file|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --tls-server-name) return ;;
     --cluster-pubsub) COMPREPLY=($(compgen -W "auto sharded classic" -- "$cur")); return ;;
+    --replica-sync) COMPREPLY=($(compgen -W "auto on off" -- "$cur")); return ;;
     --url) COMPREPLY=($(compgen -W "redis:// rediss:// redis+cluster:// rediss+cluster:// redis+sentinel:// rediss+sentinel:// unix://" -- "$cur")); return ;;
     --connect-timeout|--wait|-w|--lease|--watchdog|--grace) COMPREPLY=($(compgen -W "500ms 1s 10s 30s 1m" -- "$cur")); return ;;
     --semaphore) [ "$sub" = run ] || [ "$sub" = acl ] && return ;;  # run's and acl's take a number; unlock's is a flag

@@ -1,0 +1,86 @@
+"""One redis-server process, started in the foreground so that the harness knows its pid and stops it
+by that pid; and free loopback ports."""
+import os
+import random
+import signal
+import socket
+import subprocess
+
+from resp import wait_until_up
+
+
+def free_port(below=65535):
+    """A loopback port nobody listens on now (inside the private network namespace, any is free).
+    `below`: a cluster node needs port + 10000 (its bus port) to be a port too."""
+    for _ in range(200):
+        port = random.randint(20000, below)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        with socket.socket() as s:  # the bus port too, when asked for one below the top
+            if below < 65535:
+                try:
+                    s.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+        return port
+    raise RuntimeError("no free loopback port")
+
+
+class RedisServer:
+    """One redis-server process on 127.0.0.1:port, its files in dir (kept across restarts)."""
+
+    def __init__(self, name, directory, appendonly="no", port=None, extra=()):
+        self.name, self.dir, self.port = name, directory, port or free_port()
+        self.appendonly = appendonly  # "no", "everysec" or "always"
+        self.extra = list(extra)      # more arguments (cluster mode, replicaof)
+        self.process = None
+        os.makedirs(directory, exist_ok=True)
+
+    @property
+    def keeps_locks_across_restart(self):
+        # SIGKILL keeps the page cache, so even `everysec` loses nothing to a process crash
+        # (docs/verification.md): only AOF off forgets every lock.
+        return self.appendonly != "no"
+
+    def arguments(self):
+        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--dir", self.dir, "--logfile", "redis.log", "--daemonize", "no"]
+        if self.appendonly == "no":
+            args += ["--appendonly", "no"]
+        else:
+            args += ["--appendonly", "yes", "--appendfsync", self.appendonly]
+        return args + self.extra
+
+    def start(self):
+        args = self.arguments()
+        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        if not wait_until_up(self.port):
+            self.stop()
+            raise RuntimeError(f"{self.name}: redis-server did not start on port {self.port} (see {self.dir}/redis.log)")
+
+    def signal(self, sig):
+        if self.process and self.process.poll() is None:
+            os.kill(self.process.pid, sig)
+
+    @property
+    def running(self):
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self):
+        """SIGKILL, and wait until it is gone (its port free again)."""
+        self.signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        """Resumes it (a nemesis may have paused it), asks it to end, kills it after 3 s."""
+        if not self.process or self.process.poll() is not None:
+            return
+        self.signal(signal.SIGCONT)
+        self.signal(signal.SIGTERM)
+        try:
+            self.process.wait(3)
+        except subprocess.TimeoutExpired:
+            self.kill()
