@@ -76,7 +76,30 @@ verbose_reconnect() {
   bg "$WORK/v" -v run --url "$URL" --watchdog 600ms cli-ops-verbose -- sh -c "touch '$WORK/v.in'; sleep 1.5"
   local pid=$BG
   wait_file "$WORK/v.in" 3000 || fail "holder did not start: $(cat "$WORK/v.err")" || return 1
-  rcli client kill type normal skipme yes >/dev/null  # every client but redis-cli: the holder's connections
+  # The holder's own connections only (the other CLI scripts share this server): its sockets' local
+  # ports, from /proc, are their addresses in CLIENT LIST.
+  local port id
+  for port in $(python3 - "$pid" <<'PY'
+import os, sys
+pid = sys.argv[1]
+inodes = set()
+for fd in os.listdir("/proc/%s/fd" % pid):
+    try:
+        link = os.readlink("/proc/%s/fd/%s" % (pid, fd))
+    except OSError:
+        continue
+    if link.startswith("socket:["):
+        inodes.add(link[8:-1])
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for line in open(table).read().splitlines()[1:]:
+        f = line.split()
+        if f[9] in inodes:
+            print(int(f[1].split(":")[1], 16))
+PY
+  ); do
+    id=$(rcli client list | sed -nE "s/^id=([0-9]+) addr=127\.0\.0\.1:$port .*/\1/p")
+    [ -z "$id" ] || rcli client kill id "$id" >/dev/null
+  done
   wait_exit "$pid" 5000 || fail "holder did not end" || return 1
   [ "$RC" = 0 ] || fail "holder: exit $RC: $(cat "$WORK/v.err")" || return 1
   local stamp='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z deadbolt: '
