@@ -199,11 +199,11 @@ open('$f.ready', 'w').close()
 while not os.path.exists('$f.go'):
     time.sleep(0.01)
 open('$f.after', 'w').write(state())"
-  python3 - "$f" $EMU "$CLI" run --url "$URL" cli-tree-tty -- python3 -c "$command" <<'PY' || return 1
+  SLOW=$SLOW python3 - "$f" $EMU "$CLI" run --url "$URL" cli-tree-tty -- python3 -c "$command" <<'PY' || return 1
 import os, pty, signal, sys, time
 f = sys.argv[1]
-def wait_for(path):
-    deadline = time.time() + 10
+def wait_for(path):  # (stretched under an emulator, like cli_lib.sh's waits)
+    deadline = time.time() + 10 * int(os.environ.get("SLOW", "1"))
     while not os.path.exists(path):
         if time.time() > deadline:
             return False
