@@ -13,6 +13,7 @@
 
 #include "deadbolt/acl.hpp"
 #include "deadbolt/deadbolt.hpp"
+#include "support/acl_log.hpp"
 #include "support/lock_test.hpp"
 #include "support/redis_cluster.hpp"
 
@@ -22,25 +23,7 @@ namespace cluster_acl_test {
 
 // Every entry of `node`'s ACL LOG for `user` ("reason object; ...").
 std::string refused(const deadbolt::test::redis_server& node, const std::string& user) {
-  const std::string log = node.cli("acl log 128");
-  std::string out, reason, object, who, field;
-  std::size_t at = 0;
-  auto flush = [&] {
-    if (who == user) out += reason + " " + object + "; ";
-    reason = object = who = "";
-  };
-  while (at <= log.size()) {
-    const auto end = log.find('\n', at) == std::string::npos ? log.size() : log.find('\n', at);
-    const std::string line = log.substr(at, end - at);
-    if (line == "count") flush();
-    if (field == "reason") reason = line;
-    if (field == "object") object = line;
-    if (field == "username") who = line;
-    field = line;
-    at = end + 1;
-  }
-  flush();
-  return out;
+  return deadbolt::test::refused_in_acl_log(node.cli("acl log 128"), user);
 }
 
 TEST_CASE("acl_grants for a cluster: a reentrant and a fair lock, waiters woken, nothing refused on any node") {

@@ -12,6 +12,7 @@
 
 #include "deadbolt/acl.hpp"
 #include "deadbolt/deadbolt.hpp"
+#include "support/acl_log.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
 
@@ -47,25 +48,7 @@ void make_user(const deadbolt::test::redis_server& redis, const std::string& use
 
 // What the server refused `user`: ACL LOG's entries for it, as "reason object" (empty: nothing).
 std::string refused(const deadbolt::test::redis_server& redis, const std::string& user) {
-  const std::string log = redis.cli(std::string("--no-auth-warning -a 's3cret:p@ss' acl log 128"));
-  std::string out, reason, object, who, field;
-  std::size_t at = 0;
-  auto flush = [&] {
-    if (who == user) out += reason + " " + object + "; ";
-    reason = object = who = "";
-  };
-  while (at <= log.size()) {
-    const auto end = log.find('\n', at) == std::string::npos ? log.size() : log.find('\n', at);
-    const std::string line = log.substr(at, end - at);
-    if (line == "count") flush();
-    if (field == "reason") reason = line;
-    if (field == "object") object = line;
-    if (field == "username") who = line;
-    field = line;
-    at = end + 1;
-  }
-  flush();
-  return out;
+  return deadbolt::test::refused_in_acl_log(redis.cli(std::string("--no-auth-warning -a 's3cret:p@ss' acl log 128")), user);
 }
 
 }  // namespace

@@ -23,6 +23,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/loopback_socket.hpp"
+
 #include "deadbolt/resp/decoder.hpp"
 
 namespace deadbolt::test {
@@ -41,14 +43,7 @@ class resp_proxy {
 
   resp_proxy(std::uint16_t target, command_rule on_command, reply_rule on_reply = {})
       : target_(target), on_command_(std::move(on_command)), on_reply_(std::move(on_reply)) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(listener_ >= 0);
-    sockaddr_in addr = loopback(0);
-    socklen_t len = sizeof addr;
-    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(listener_, 16) == 0);
-    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    port_ = ntohs(addr.sin_port);
+    listener_ = listen_on_loopback(port_);
     thread_ = std::thread([this] { run(); });
   }
   ~resp_proxy() {
@@ -99,13 +94,6 @@ class resp_proxy {
     direction down;  // server to client: replies and pushes
   };
 
-  static sockaddr_in loopback(std::uint16_t port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return addr;
-  }
 
   void run() {
     std::vector<pollfd> fds;
@@ -134,11 +122,9 @@ class resp_proxy {
   void accept_one() {
     const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) return;
-    const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const sockaddr_in addr = loopback(target_);
-    if (server < 0 || ::connect(server, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    const int server = connect_to_loopback(target_);
+    if (server < 0) {
       ::close(client);
-      if (server >= 0) ::close(server);
       return;
     }
     auto l = std::make_unique<link>();

@@ -21,6 +21,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/loopback_socket.hpp"
+
 namespace deadbolt::test {
 
 /// A TCP forwarder to the server on its own thread. freeze() stops it forwarding in either direction
@@ -28,14 +30,7 @@ namespace deadbolt::test {
 class tcp_proxy {
  public:
   explicit tcp_proxy(std::uint16_t target) : target_(target) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(listener_ >= 0);
-    sockaddr_in addr = loopback(0);
-    socklen_t len = sizeof addr;
-    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(listener_, 16) == 0);
-    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    port_ = ntohs(addr.sin_port);
+    listener_ = listen_on_loopback(port_);
     thread_ = std::thread([this] { run(); });
   }
   ~tcp_proxy() {
@@ -79,13 +74,6 @@ class tcp_proxy {
   int accepted() const { return accepted_; }
 
  private:
-  static sockaddr_in loopback(std::uint16_t port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return addr;
-  }
 
   void run() {
     std::vector<pollfd> fds;
@@ -127,11 +115,9 @@ class tcp_proxy {
     const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) return;
     ++accepted_;
-    const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const sockaddr_in addr = loopback(target_);
-    if (server < 0 || ::connect(server, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    const int server = connect_to_loopback(target_);
+    if (server < 0) {
       ::close(client);
-      if (server >= 0) ::close(server);
       return;
     }
     links_.emplace_back(client, server);

@@ -7,9 +7,9 @@ number. Node settings are the test fixture's (tests/support/redis-cluster-fixtur
 A node's port leaves room for its bus port (port + 10000)."""
 import os
 import subprocess
-import time
 
 from resp import Redis, RedisError
+from polling import poll_until
 from redis_server import RedisServer, free_port
 
 LOCK_NAME = "verify-mutex"  # the lock the workload takes: its slot's owner is what the nemeses act on
@@ -93,12 +93,8 @@ class Cluster:
         return False
 
     def settle(self, timeout=20, stopping=None):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and not (stopping and stopping.is_set()):
-            if self.healthy():
-                return True
-            time.sleep(0.2)
-        return False
+        """True once healthy (polling), False after `timeout` seconds or once `stopping` is set."""
+        return poll_until(self.healthy, timeout, stopping)
 
     def stop(self):
         for process in (*self.servers, self.store):

@@ -10,9 +10,9 @@ Sentinel settings are the test fixture's (tests/support/redis-sentinel-fixture):
 failover timeout 3 s, quorum 2."""
 import os
 import subprocess
-import time
 
 from resp import Redis, RedisError
+from polling import poll_until
 from redis_server import RedisServer, free_port
 
 MASTER_NAME = "verify"
@@ -154,12 +154,7 @@ class SentinelGroup:
 
     def settle(self, timeout=20, stopping=None):
         """True once healthy (polling), False after `timeout` seconds or once `stopping` is set."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and not (stopping and stopping.is_set()):
-            if self.healthy():
-                return True
-            time.sleep(0.2)
-        return False
+        return poll_until(self.healthy, timeout, stopping)
 
     def stop(self):
         for process in (*self.sentinels, *self.servers, self.store):
