@@ -45,7 +45,7 @@ function(deadbolt_embed_scripts target script_dir)
     string(APPEND defs "constexpr char ${stem}_sha1[] = \"${sha}\";\nconstexpr char ${stem}_body[] = R\"lua(${body})lua\";\n")
     string(APPEND defs "const script ${stem}{\"${stem}\", {${stem}_sha1, sizeof ${stem}_sha1 - 1}, {${stem}_body, sizeof ${stem}_body - 1}};\n")
   endforeach()
-  set(header "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#pragma once\n\n#include \"detail/script.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${decls}}  // namespace deadbolt::detail::scripts\n")
+  set(header "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#pragma once\n\n#include \"pipeline/script.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${decls}}  // namespace deadbolt::detail::scripts\n")
   set(source "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#include \"scripts.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${defs}}  // namespace deadbolt::detail::scripts\n")
   # Written through a temporary so that an unchanged script does not trigger a rebuild.
   foreach(name scripts.hpp scripts.cpp)
