@@ -2,12 +2,10 @@
 
 #include <charconv>
 
+#include "config/build_features.hpp"
 #include "config/config_check.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/resolver.hpp"
-#if DEADBOLT_HAS_TLS
-#include "tls/tls_context.hpp"
-#endif
 
 namespace deadbolt {
 namespace {
@@ -217,13 +215,12 @@ std::error_code check_config(const config& c, endpoint& ep, config_problem* prob
     }
     if (not_numeric) return refuse(errc::no_resolver, "url", "this build resolves no host names: give IP addresses");
   }
-  if (ep.is_cluster() && !DEADBOLT_HAS_CLUSTER) return refuse(errc::not_built, "url", "this build has no Redis Cluster support (DEADBOLT_CLUSTER=OFF)");
-  if (ep.is_sentinel() && !DEADBOLT_HAS_SENTINEL) return refuse(errc::not_built, "url", "this build has no Sentinel support (DEADBOLT_SENTINEL=OFF)");
+  const build_features& built = this_build();
+  if (ep.is_cluster() && !built.cluster) return refuse(errc::not_built, "url", "this build has no Redis Cluster support (DEADBOLT_CLUSTER=OFF)");
+  if (ep.is_sentinel() && !built.sentinel) return refuse(errc::not_built, "url", "this build has no Sentinel support (DEADBOLT_SENTINEL=OFF)");
   if (ep.cluster_seeds.size() > c.max_cluster_nodes) return refuse(errc::invalid_config, "url", "more seed nodes than max_cluster_nodes");
   if (ep.sentinels.size() > 64) return refuse(errc::invalid_config, "url", "more than 64 sentinels");
-#if !DEADBOLT_HAS_TLS
-  if (ep.tls) return refuse(errc::not_built, "url", "this build has no TLS (DEADBOLT_TLS=OFF)");
-#endif
+  if (ep.tls && !built.tls) return refuse(errc::not_built, "url", "this build has no TLS (DEADBOLT_TLS=OFF)");
   using std::chrono::milliseconds;
   const errc bad = errc::invalid_config;
   if (c.connect_timeout <= milliseconds(0)) return refuse(bad, "connect_timeout", "must be more than 0");
@@ -252,16 +249,14 @@ std::error_code check_config(const config& c, endpoint& ep, config_problem* prob
   if (static_cast<double>(c.lease_margin.count()) + watchdog_ms * c.clock_drift_factor >= watchdog_ms / 3) {
     return refuse(bad, "lease_margin", "with clock_drift_factor, must come to less than a third of watchdog_timeout");
   }
-#if DEADBOLT_HAS_TLS
   // Last: it reads the CA, certificate and key files.
   if (ep.tls) {
     std::string why;
-    if (auto ec = detail::tls_context::make(c.tls, ep.tls_context, problem ? &why : nullptr)) {
+    if (auto ec = make_tls_context(c.tls, ep.tls_context, problem ? &why : nullptr)) {
       if (problem) *problem = {"tls", nullptr, std::move(why)};
       return ec;
     }
   }
-#endif
   return {};
 }
 
