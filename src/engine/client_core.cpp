@@ -67,7 +67,7 @@ client_core::client_core(const asio::any_io_executor& ex, const config& c)
       id(random_uuid()),
       holds(config_error ? 1 : c.max_held_locks),
       drain_timer(ex),
-      dog(*this) {
+      dog(*this, *this, ex, config_error ? 1 : c.max_cluster_nodes + 1) {
   settings_ = {id,
                "publish",
                watchdog_ms(),

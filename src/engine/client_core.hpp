@@ -22,7 +22,9 @@
 namespace deadbolt::detail {
 
 /// The engine; operations see it as their op_context (src/engine/op_context.hpp).
-class client_core final : public op_context, public std::enable_shared_from_this<client_core> {
+class client_core final : public op_context,
+                          public watchdog::host,
+                          public std::enable_shared_from_this<client_core> {
  public:
   client_core(const asio::any_io_executor& ex, const config& cfg);
   ~client_core();
@@ -59,14 +61,15 @@ class client_core final : public op_context, public std::enable_shared_from_this
   std::shared_ptr<const void> lifeline() const override { return shared_from_this(); }
   op_pools& pools() override { return pools_; }
 
-  void lease_lost(std::uint32_t hold_index);
+  // ---- watchdog::host (documented there)
+  void lease_lost(std::uint32_t hold_index) override;
   /// Which keys may share a script call: keys of one route may (topology::route_of()).
-  std::uint32_t route_of(std::string_view key) const { return topo_ ? topo_->route_of(key) : 0; }
+  std::uint32_t route_of(std::string_view key) const override { return topo_ ? topo_->route_of(key) : 0; }
   /// The node whose connection carries `key`'s requests now (topology::node_of()).
-  std::uint32_t node_of(std::string_view key) const { return topo_ ? topo_->node_of(key) : 0; }
+  std::uint32_t node_of(std::string_view key) const override { return topo_ ? topo_->node_of(key) : 0; }
   /// A script mixing hash slots was refused: true if route_of() tells slots apart from now on, and did
   /// not before (topology::cross_slot_refused()).
-  bool cross_slot_refused() { return topo_ && topo_->cross_slot_refused(); }
+  bool cross_slot_refused() override { return topo_ && topo_->cross_slot_refused(); }
 
   std::int64_t watchdog_ms() const { return cfg.watchdog_timeout.count(); }
   std::int64_t latch_ttl_ms() const;

@@ -10,7 +10,7 @@
 #include "base/server_error.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "engine/client_core.hpp"
+#include "engine/op_context.hpp"
 #include "pipeline/script_call.hpp"
 
 namespace deadbolt::detail {
@@ -21,7 +21,7 @@ class renew_batch final : public request {
  public:
   static constexpr std::size_t max_keys = 100;  // Redisson's lockWatchdogBatchSize
 
-  explicit renew_batch(client_core& core) : core_(core) {}
+  explicit renew_batch(watchdog& dog) : dog_(dog) {}
   void clear(std::uint32_t route, std::uint32_t node, hold_field kind) {
     size_ = 0;
     route_ = route;
@@ -33,7 +33,7 @@ class renew_batch final : public request {
   bool takes(std::uint32_t route, hold_field kind) const { return route_ == route && kind_ == kind; }
   bool full() const { return size_ == renewal_batch_limit(kind_, max_keys); }
   void add(std::uint32_t hold_index) {
-    hold& h = core_.holds[hold_index];
+    hold& h = dog_.ctx_.held_locks()[hold_index];
     index_[size_] = hold_index;
     generation_[size_] = h.generation;
     h.renewal_queued = true;
@@ -42,7 +42,7 @@ class renew_batch final : public request {
   /// Leaves the queue: its holds may be put in a batch again.
   void unqueue() {
     for (std::size_t i = 0; i < size_; ++i) {
-      hold& h = core_.holds[index_[i]];
+      hold& h = dog_.ctx_.held_locks()[index_[i]];
       if (h.generation == generation_[i]) h.renewal_queued = false;  // else released meanwhile
     }
   }
@@ -51,7 +51,7 @@ class renew_batch final : public request {
     unqueue();
     std::size_t kept = 0;
     for (std::size_t i = 0; i < size_; ++i) {
-      const hold& h = core_.holds[index_[i]];
+      const hold& h = dog_.ctx_.held_locks()[index_[i]];
       if (!h.in_use || h.generation != generation_[i] || !h.watchdog || h.lost) continue;
       index_[kept] = index_[i];
       generation_[kept] = generation_[i];
@@ -63,18 +63,18 @@ class renew_batch final : public request {
     replies_ = 0;
     refusal_ = {};
     reason_size_ = 0;
-    lease_.set(core_.watchdog_ms());
+    lease_.set(dog_.ctx_.settings().watchdog_ms);
     send_script_body = false;
-    syncs_replicas = core_.settings().syncs_replicas;
-    route_key = core_.holds[index_[0]].name;  // every key of a batch is on one route
-    core_.submit(*this);
+    syncs_replicas = dog_.ctx_.settings().syncs_replicas;
+    route_key = dog_.ctx_.held_locks()[index_[0]].name;  // every key of a batch is on one route
+    dog_.ctx_.submit(*this);
     return true;
   }
 
   void encode(resp::encoder& e) override {
     const hold* holds[max_keys];
-    for (std::size_t i = 0; i < size_; ++i) holds[i] = &core_.holds[index_[i]];
-    encode_renewal(e, *this, kind_, holds, size_, lease_.view(), core_.id);
+    for (std::size_t i = 0; i < size_; ++i) holds[i] = &dog_.ctx_.held_locks()[index_[i]];
+    encode_renewal(e, *this, kind_, holds, size_, lease_.view(), dog_.ctx_.settings().client_id);
   }
   void on_node(const resp::node& n) override {
     if (n.depth == 0 && resp::is_error(n.type)) {  // refused: nothing ran
@@ -94,37 +94,37 @@ class renew_batch final : public request {
     if (!ec) {
       const std::int64_t now = port::monotonic_ns();
       for (std::size_t i = 0; i < replies_; ++i) {
-        hold& h = core_.holds[index_[i]];
+        hold& h = dog_.ctx_.held_locks()[index_[i]];
         if (!h.in_use || h.generation != generation_[i] || h.lost) continue;  // unlocked meanwhile
-        if (flags_[i] && now >= valid_until(h, core_.settings().margin)) {
-          core_.lease_lost(index_[i]);  // confirmed after the client's deadline: it was lost then
+        if (flags_[i] && now >= valid_until(h, dog_.ctx_.settings().margin)) {
+          dog_.host_.lease_lost(index_[i]);  // confirmed after the client's deadline: it was lost then
         } else if (flags_[i]) {
           h.confirmed_ns = std::max(h.confirmed_ns, sent_ns_);
           ++renewed;
         } else {
-          core_.lease_lost(index_[i]);
+          dog_.host_.lease_lost(index_[i]);
         }
       }
     }
-    if (const metrics_calls* m = core_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
+    if (const metrics_calls* m = dog_.ctx_.observe.metrics()) ec ? m->on_renewal_failure(size_, ec) : m->on_renewal(renewed);
     if (refusal_) {
-      core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) refused by the server: ",
+      dog_.ctx_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) refused by the server: ",
                         std::string_view(reason_, reason_size_));
     } else if (ec) {
-      core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) failed: ", ec);
+      dog_.ctx_.observe.log(log_level::warning, "renewal of ", size_, " lease(s) failed: ", ec);
     } else {
-      core_.observe.log(log_level::debug, "renewed ", renewed, " of ", size_, " lease(s)");
+      dog_.ctx_.observe.log(log_level::debug, "renewed ", renewed, " of ", size_, " lease(s)");
     }
     // As Redisson: the renewal stands on the master and the next run renews again.
     if (!ec && replicas_unsynced()) {
-      core_.observe.log(log_level::warning, "renewal of ", size_, " lease(s): no replica acknowledged it");
+      dog_.ctx_.observe.log(log_level::warning, "renewal of ", size_, " lease(s): no replica acknowledged it");
     }
-    if (refusal_ == errc::cross_slot) core_.dog.cross_slot_refused();
-    core_.dog.batch_done(this);
+    if (refusal_ == errc::cross_slot) dog_.cross_slot_refused();
+    dog_.batch_done(this);
   }
 
  private:
-  client_core& core_;
+  watchdog& dog_;
   std::uint32_t index_[max_keys] = {};
   std::uint32_t generation_[max_keys] = {};
   bool flags_[max_keys] = {};
@@ -140,16 +140,17 @@ class renew_batch final : public request {
   std::size_t reason_size_ = 0;
 };
 
-watchdog::watchdog(client_core& core)
-    : core_(core),
-      timer_(core.executor),
-      // A window per node the topology can name (topology::node_of()).
-      windows_(core.config_error ? 1 : core.cfg.max_cluster_nodes + 1, max_in_flight_per_node) {}
+watchdog::watchdog(op_context& ctx, host& client, const asio::any_io_executor& ex, std::size_t nodes)
+    : ctx_(ctx), host_(client), timer_(ex), windows_(nodes, max_in_flight_per_node) {}
+
+std::int64_t watchdog::third_of_lease_ns() const {
+  return std::chrono::nanoseconds(std::chrono::milliseconds(ctx_.settings().watchdog_ms) / 3).count();
+}
 
 void watchdog::watch(std::int64_t deadline_ns, std::int64_t now_ns) { arm_at(deadline_ns, now_ns); }
 
 void watchdog::renew_from(std::int64_t now_ns) {
-  if (renew_at_ns_ == 0) renew_at_ns_ = now_ns + std::chrono::nanoseconds(core_.cfg.watchdog_timeout / 3).count();
+  if (renew_at_ns_ == 0) renew_at_ns_ = now_ns + third_of_lease_ns();
   arm_at(renew_at_ns_, now_ns);
 }
 
@@ -160,11 +161,11 @@ void watchdog::arm_at(std::int64_t at_ns, std::int64_t now_ns) {
   armed_ = true;
   armed_at_ns_ = at_ns;
   timer_.expires_after(std::chrono::nanoseconds(std::max<std::int64_t>(0, at_ns - now_ns)));
-  timer_.async_wait([self = core_.shared_from_this()](std::error_code ec) {
-    watchdog& dog = self->dog;
-    if (ec || dog.stopped_) return;
-    dog.armed_ = false;
-    dog.run();
+  // The client's lifeline keeps it, and so this watchdog (its member), alive until the handler ran.
+  timer_.async_wait([this, life = ctx_.lifeline()](std::error_code ec) {
+    if (ec || stopped_) return;
+    armed_ = false;
+    run();
   });
 }
 
@@ -181,8 +182,8 @@ void watchdog::batch_done(renew_batch* b) {
 }
 
 void watchdog::cross_slot_refused() {
-  if (stopped_ || !core_.cross_slot_refused()) return;  // routes were slots already: nothing to split
-  core_.observe.log(log_level::info, "the server enforces hash slots: renewals go slot by slot from now on");
+  if (stopped_ || !host_.cross_slot_refused()) return;  // routes were slots already: nothing to split
+  ctx_.observe.log(log_level::info, "the server enforces hash slots: renewals go slot by slot from now on");
   // What waits was batched the old way, and would be refused too: build it again, and send now.
   while (request* waiting = windows_.take_any_waiting()) {
     auto* batch = static_cast<renew_batch*>(waiting);
@@ -210,7 +211,7 @@ void watchdog::send_waiting() {
 
 void watchdog::run(bool renew_now) {
   const std::int64_t now = port::monotonic_ns();
-  const lease_margin& margin = core_.settings().margin;
+  const lease_margin& margin = ctx_.settings().margin;
   const bool renew = renew_now || (renew_at_ns_ != 0 && now >= renew_at_ns_);
   std::int64_t next_ns = std::numeric_limits<std::int64_t>::max();
   // The batches being filled: one per (route, renewal kind) seen so far in this run.
@@ -218,14 +219,14 @@ void watchdog::run(bool renew_now) {
   renew_batch* open[max_open] = {};
   std::size_t open_count = 0;
   bool watchdog_holds = false;
-  for (std::uint32_t i = 0; i < core_.holds.capacity(); ++i) {
-    const hold& h = core_.holds[i];
+  for (std::uint32_t i = 0; i < ctx_.held_locks().capacity(); ++i) {
+    const hold& h = ctx_.held_locks()[i];
     if (!watched(h)) continue;
     const std::int64_t deadline = valid_until(h, margin);
     if (now >= deadline) {
       // Not confirmed in time: the server may expire it from the end of its margin on, so the client
       // stops counting on it now, whether or not a renewal is still on its way.
-      core_.lease_lost(i);
+      host_.lease_lost(i);
       continue;
     }
     next_ns = std::min(next_ns, deadline);
@@ -234,7 +235,7 @@ void watchdog::run(bool renew_now) {
     // Still in a batch an earlier run built, waiting for its node's window: it goes out in its turn,
     // ahead of what this run builds (rebuilding it here would put it at the back again).
     if (!renew || h.renewal_queued) continue;
-    const std::uint32_t route = core_.route_of(h.name);
+    const std::uint32_t route = host_.route_of(h.name);
     const hold_field kind = renewal_kind(h.field);
     std::size_t slot = 0;
     while (slot < open_count && !open[slot]->takes(route, kind)) ++slot;
@@ -244,8 +245,8 @@ void watchdog::run(bool renew_now) {
         open[0] = open[--open_count];
         slot = open_count;
       }
-      open[slot] = batches_.take(core_);
-      open[slot]->clear(route, core_.node_of(h.name), kind);
+      open[slot] = batches_.take(*this);
+      open[slot]->clear(route, host_.node_of(h.name), kind);
       ++open_count;
     }
     open[slot]->add(i);
@@ -259,7 +260,7 @@ void watchdog::run(bool renew_now) {
   if (!watchdog_holds) {
     renew_at_ns_ = 0;
   } else if (renew) {
-    renew_at_ns_ = now + std::chrono::nanoseconds(core_.cfg.watchdog_timeout / 3).count();
+    renew_at_ns_ = now + third_of_lease_ns();
   }
   if (renew_at_ns_ != 0) next_ns = std::min(next_ns, renew_at_ns_);
   if (next_ns != std::numeric_limits<std::int64_t>::max()) arm_at(next_ns, now);

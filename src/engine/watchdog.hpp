@@ -15,19 +15,39 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "deadbolt/port/asio.hpp"
+#include "engine/op_context.hpp"
 #include "engine/renewal_windows.hpp"
 #include "memory/op_pool.hpp"
 
 namespace deadbolt::detail {
 
-class client_core;
 class renew_batch;
 
 class watchdog {
  public:
-  explicit watchdog(client_core& core);
+  /// What the watchdog needs of its client beyond what an operation sees (client_core is it).
+  class host {
+   public:
+    /// The hold's lease is lost: the client stops counting on it and tells its owner.
+    virtual void lease_lost(std::uint32_t hold_index) = 0;
+    /// Which keys may share a script call, and the node that serves a key (topology::route_of(),
+    /// topology::node_of()).
+    virtual std::uint32_t route_of(std::string_view key) const = 0;
+    virtual std::uint32_t node_of(std::string_view key) const = 0;
+    /// A batch was refused for mixing hash slots: true if routes tell slots apart from now on, and did
+    /// not before (topology::cross_slot_refused()).
+    virtual bool cross_slot_refused() = 0;
+
+   protected:
+    ~host() = default;
+  };
+
+  /// `nodes`: how many nodes the topology can name (a window each). `ctx` and `client` are the same
+  /// client, which owns the watchdog.
+  watchdog(op_context& ctx, host& client, const asio::any_io_executor& ex, std::size_t nodes);
   watchdog(const watchdog&) = delete;
   watchdog& operator=(const watchdog&) = delete;
 
@@ -52,7 +72,11 @@ class watchdog {
   /// The same for every node.
   void send_waiting();
 
-  client_core& core_;
+  friend class renew_batch;
+  std::int64_t third_of_lease_ns() const;
+
+  op_context& ctx_;
+  host& host_;
   asio::steady_timer timer_;
   bool armed_ = false;
   std::int64_t armed_at_ns_ = 0;  // when the armed run comes (monotonic ns)
