@@ -133,6 +133,30 @@ def violations_section(scenarios):
     return out
 
 
+def closed_by_fencing(scenarios):
+    """A line per scenario whose lock broke (two holders, or tokens handed out again): whether the
+    fenced store still kept the register right."""
+    lines = []
+    for r, _ in scenarios:
+        counts = {}
+        for v in r["violations"]:
+            counts[v["check"]] = counts.get(v["check"], 0) + 1
+        broken = {k: n for k, n in counts.items() if k in ("mutual exclusion", "tokens", "lease-lost signalled")}
+        if not broken:
+            continue
+        f = r["figures"]
+        store = [k for k in ("fencing", "lost update") if k in counts]
+        what = ", ".join(f"{k} {n}" for k, n in sorted(broken.items()))
+        if store:
+            verdict_ = (f"the store was **not** kept right ({', '.join(f'{k} {counts[k]}' for k in store)}): "
+                        "nothing guarded it")
+        else:
+            verdict_ = (f"fencing closed it: the store refused {f['stale_refused']} stale operations and the "
+                        f"register ({f['register']}) equals the {f['writes_acknowledged']} acknowledged increments")
+        lines.append(f"- `{r['scenario']}`: {what}; {verdict_}.")
+    return lines
+
+
 def picture(result, history, path):
     """A timeline: a row per client, each hold a bar from its grant to its last work (red: in a
     mutual-exclusion violation; orange: worked past its lease while another held the lock), stale
@@ -197,6 +221,9 @@ def render(meta, scenarios, pictures, picture_dir_name):
              "first after it (max and median over the scenario's faults). *Recovery*: from a heal to the next "
              "grant; the bound is the `recovery` check's (a slower recovery is a violation).", ""]
     lines += table(scenarios, pictures)
+    unsafe = closed_by_fencing(scenarios)
+    if unsafe:
+        lines += ["", "#### Where the lock was not safe, and whether fencing closed it", ""] + unsafe
     found = violations_section(scenarios)
     if found:
         lines += ["", "#### Violations, the shortest history excerpt of each kind", ""] + found
