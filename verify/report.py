@@ -100,7 +100,8 @@ def describe(e, t0):
 
 def excerpt(violation, events, limit=14):
     """The shortest history excerpt that shows the violation: its events, the other events of the
-    holds they belong to between them, and the nemesis's events then."""
+    holds they belong to between them (and the next few: what came of it), and the nemesis's events
+    then."""
     proof = violation["events"]
     times = [e["time"] for e in proof]
     start, end = min(times), max(times)
@@ -108,7 +109,8 @@ def excerpt(violation, events, limit=14):
     lines = [e for e in events if start <= e["time"] <= end
              and (e.get("hold") in holds or e.get("process") == "nemesis" or e in proof)]
     before = [e for e in events if e.get("process") == "nemesis" and e["time"] < start][-1:]
-    lines = before + lines
+    after = [e for e in events if e["time"] > end and e.get("hold") in holds][:4]  # what came of it
+    lines = before + lines + after
     if len(lines) > limit:
         lines = lines[:limit // 2] + [None] + lines[-(limit // 2):]
     t0 = lines[0]["time"]
