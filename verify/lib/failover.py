@@ -32,6 +32,11 @@ def current_master(topology):
     return topology.slot_owner()[0]
 
 
+def lock_master(topology):
+    """The server the clients' lock lives on now (a standalone topology's only one)."""
+    return topology.lock if topology.kind == "standalone" else current_master(topology)
+
+
 def wait_for_new_master(topology, old, stopping, seconds=PROMOTION_SECONDS):
     """The master that replaced `old` (None after `seconds`)."""
     end = time.monotonic() + seconds

@@ -27,12 +27,7 @@ import time
 
 import netfilter
 from cluster import ask
-from failover import _Failover, current_master, wait_for_new_master
-
-
-def lock_master(topology):
-    """The server the clients' lock lives on now."""
-    return topology.lock if topology.kind == "standalone" else current_master(topology)
+from failover import _Failover, lock_master, wait_for_new_master
 
 
 class _NetworkFault:

@@ -21,13 +21,9 @@ import threading
 import time
 
 from resp import Redis, RedisError
-from failover import current_master
+from failover import lock_master
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def lock_master(topology):
-    return topology.lock if topology.kind == "standalone" else current_master(topology)
 
 
 def ask(port, *command, timeout=1.0):
