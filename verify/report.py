@@ -216,10 +216,20 @@ def picture(result, history, path):
     return True
 
 
+TOP = os.path.dirname(HERE)
+
+
+def shorten(text):
+    """Paths inside this checkout, relative to its top (the page must not name one machine's folders)."""
+    text = str(text)
+    return text.replace(TOP + "/", "").replace(TOP, "this checkout")
+
+
 def render(meta, scenarios, pictures, picture_dir_name):
     wall = meta.get("wall_seconds")
     lines = [BEGIN, "",
-             f"Generated from `{meta.get('out', '?')}`: deadbolt `{meta['deadbolt']}` ({meta['source']}); "
+             f"Generated from `{shorten(os.path.normpath(meta.get('out', '?')))}`: deadbolt "
+             f"`{shorten(meta['deadbolt'])}` ({shorten(meta['source'])}); "
              f"{meta['clients'] or '4 (Sentinel 8)'} clients, {meta['seconds']:g} s per scenario, lease "
              f"{meta.get('lease_ms', 1500)} ms, wait {meta.get('wait_ms', 6000)} ms"
              + (f"; {len(scenarios)} scenarios in {wall / 60:.1f} min of wall time" if wall else "") + ".", "",
