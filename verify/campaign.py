@@ -91,10 +91,16 @@ def in_full(topology, nemesis):
     if topology == "sentinel-sync-off":
         return nemesis in ("failover", "kill-master", "pause-master", "partition-master")
     if topology == "sentinel":
-        return nemesis not in ("loss", "partition-reject", "delay")
+        return nemesis not in ("loss", "partition-reject", "delay", "client-clock")
     if topology == "cluster":
-        return nemesis not in ("loss", "partition-reject", "client-pause", "delay")
+        return nemesis not in ("loss", "partition-reject", "client-pause", "delay", "client-clock")
     return True
+
+
+def client_deadbolt(topology, nemesis_name, deadbolt):
+    """The deadbolt the clients run: a nemesis may wrap it (client-clock: under libfaketime)."""
+    wrap = getattr(NEMESES.get(nemesis_name), "wrap_clients", None)
+    return wrap(topology, deadbolt) if wrap else deadbolt
 
 
 def prepare(topology, nemesis_name):
@@ -156,6 +162,7 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
     history.event("runner", "info", "scenario", scenario=scenario, lease_ms=LEASE_MS, wait_ms=WAIT_MS,
                   **topology.describe())
     lock_ports = [s.port for s in topology.servers]
+    deadbolt = client_deadbolt(topology, nemesis_name, deadbolt)
     clients = clients or getattr(topology, "clients", 4)
     workers = [MutexClient(f"c{i + 1}", deadbolt, history, topology.url(i), lock_ports, topology.store.port,
                            directory, lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload],

@@ -13,7 +13,9 @@ replica, a wall-clock jump of the lock server.
 - `clock-jump` (standalone): the lock server's wall clock (an LD_PRELOAD shim, clock_shim.c: Debian's
   libfaketime hangs redis-server) jumps 3 s forward for 2 s, then back. Redis expires keys by its wall
   clock: a hold with 1.5 s left is deleted at once, and a waiter takes the lock while its holder still
-  works within its lease. No client can see it; fencing keeps the store right."""
+  works within its lease. No client can see it; fencing keeps the store right.
+- `client-clock`: the clients' wall clock (libfaketime on the `deadbolt` CLI, through a wrapper
+  script) an hour ahead, an hour behind, then ten times too fast, 4 s each."""
 import os
 import signal
 import subprocess
@@ -192,4 +194,77 @@ class ClockJump:
         self.set_offset(0)
 
 
-SERVER_NEMESES = (ClientPause, ClientKill, DebugSleep, PauseReplica, ClockJump)
+FAKETIME_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+                      "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1")
+
+
+def dynamic_loader():
+    """The dynamic loader (ld.so) of this machine, which can run a program with a library preloaded."""
+    for path in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"):
+        if os.path.exists(path):
+            return path
+    return "ld.so"
+
+
+def faketime_clients(topology, deadbolt):
+    """The deadbolt the clients run: a wrapper that runs it under libfaketime (wall clock only:
+    FAKETIME_DONT_FAKE_MONOTONIC=1, faking the monotonic clock hangs condition_variable::wait_for),
+    reading the fake time from a file at every call; `deadbolt` itself when libfaketime is missing."""
+    library = next((p for p in FAKETIME_LIBRARIES if os.path.exists(p)), None)
+    if library is None:
+        topology.client_clock_file = None
+        return deadbolt
+    directory = os.path.dirname(topology.store.dir)
+    topology.client_clock_file = os.path.join(directory, "client-faketime")
+    with open(topology.client_clock_file, "w", encoding="ascii") as f:
+        f.write("+0\n")
+    wrapper = os.path.join(directory, "deadbolt-faketime")
+    with open(wrapper, "w", encoding="ascii") as f:
+        # ld.so --preload: deadbolt alone runs with libfaketime; LD_PRELOAD would pass it on to COMMAND
+        # (Python's time.sleep fails with EINVAL under it).
+        f.write(f"#!/bin/sh\nFAKETIME_TIMESTAMP_FILE={topology.client_clock_file} FAKETIME_NO_CACHE=1 "
+                f"FAKETIME_DONT_FAKE_MONOTONIC=1 exec {dynamic_loader()} --preload {library} {deadbolt} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    return wrapper
+
+
+class ClientClock:
+    """The clients' wall clock (libfaketime on the deadbolt CLI and its COMMAND): an hour ahead, an hour
+    behind, ten times too fast, 4 s each. deadbolt times leases and waits by the monotonic clock, so
+    nothing should change."""
+    name = "client-clock"
+    kinds = {"standalone", "sentinel", "cluster"}
+    wrap_clients = staticmethod(faketime_clients)
+    SETTINGS = ("+3600", "-3600", "+0 x10")
+    SECONDS = 4
+
+    def __init__(self, topology, **_):
+        self.file = getattr(topology, "client_clock_file", None)
+        self.turn = 0
+
+    def set(self, value):
+        tmp = self.file + ".tmp"
+        with open(tmp, "w", encoding="ascii") as f:
+            f.write(value + "\n")
+        os.replace(tmp, self.file)
+
+    def fault(self, history, stopping):
+        if self.file is None:
+            history.event("nemesis", "info", "skip", nemesis=self.name, note="libfaketime is not installed")
+            stopping.wait(5)
+            return
+        setting = self.SETTINGS[self.turn % len(self.SETTINGS)]
+        self.turn += 1
+        history.event("nemesis", "info", "start", nemesis=self.name, target="clients' wall clock",
+                      faketime=setting, seconds=self.SECONDS)
+        self.set(setting)
+        stopping.wait(self.SECONDS)
+        self.heal()
+        history.event("nemesis", "info", "stop", nemesis=self.name)
+
+    def heal(self):
+        if self.file is not None:
+            self.set("+0")
+
+
+SERVER_NEMESES = (ClientPause, ClientKill, DebugSleep, PauseReplica, ClockJump, ClientClock)
