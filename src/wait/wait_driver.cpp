@@ -109,9 +109,12 @@ wait_action wait_driver::failed(const wait_moment& m, const failure& f) {
   if (s.role == step_role::leave) return finish(outcome_, 0, outcome_aborted_);
   if (s.role == step_role::undo) return undo_failed(m, f);
   if (s.role == step_role::attempt && f.ambiguous && !s.idempotent) {
-    // It may have run: ask instead of running it again (Redisson #7367), or say we cannot know.
+    // It may have run: ask instead of running it again (Redisson #7367), or say we cannot know. A wait
+    // past its deadline is not kept waiting for the answer (one more command timeout, or longer while
+    // the connection comes back): the outcome is unknown, which the kind notes. A single attempt
+    // (try_lock) has no wait to keep, and asks: it promised one answer, not a time.
     note_trace();
-    return rules_.verifiable ? send(rules_.verify) : unknown(m);
+    return rules_.verifiable && (single_ || before_deadline(m)) ? send(rules_.verify) : unknown(m);
   }
   // Never sent, and no connection attempt has failed yet (it was still being made: the sentinels
   // still being asked, the slot's master not yet known): nothing happened, so the step simply goes

@@ -638,3 +638,22 @@ TEST_CASE("wait driver: an attempt that found it busy parks as usual whatever it
   require_send(d.start(at(0), rules, 5'000), rules.first);
   CHECK(d.replied(at(1), wait_outcome::busy(100), true).what == kind::park);
 }
+
+TEST_CASE("wait driver: past the deadline a lost attempt reply ends the wait unknown, without a verify step") {
+  // The caller gave up at its deadline: an attempt in flight then is answered (or times out) within
+  // the command timeout, and is not followed by a check that would keep it waiting one more timeout,
+  // or more while the connection comes back (issue 27's late waiter).
+  detail::wait_driver d;
+  const auto rules = lock_rules();
+  d.start(at(0), rules, 1'000);
+  REQUIRE(d.replied(at(1), wait_outcome::busy(-1)).what == kind::park);
+  require_send(d.woken(at(1'000), wake::hint), rules.first);  // the last look, at the deadline
+  const wait_action a = d.failed(at(2'000), lost_reply());    // its reply did not come
+  require_finish(a, errc::outcome_unknown, 0);
+  CHECK(a.unknown);  // the kind notes it: the next acquire reads the count, the last unlock releases it
+  SUBCASE("a single attempt (try_lock) has no wait to keep: it still asks") {
+    detail::wait_driver single;
+    single.start(at(0), rules, 0);
+    require_send(single.failed(at(1'000), lost_reply()), rules.verify);
+  }
+}
