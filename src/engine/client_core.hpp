@@ -29,10 +29,21 @@ class client_core final : public op_context,
   client_core(const asio::any_io_executor& ex, const config& cfg);
   ~client_core();
 
+  // The entry points of deadbolt/detail/engine.hpp that make, stop and describe a client.
+  friend std::shared_ptr<client_core> make_client_core(const asio::any_io_executor& ex, const config& cfg,
+                                                       std::shared_ptr<void> keep_alive);
+  friend void shutdown(client_core& core);
+  friend std::error_code config_error(const client_core& core);
+  friend const std::string& client_id(const client_core& core);
+  friend std::chrono::milliseconds watchdog_lease(const client_core& core);
+  friend void set_lease_lost_handler(client_core& core, lease_lost_handler handler);
+
+ private:
   /// What must outlive everything below (declared first: destroyed last): the blocking client's
   /// io_context, which handles may outlive the client with (make_client_core).
   std::shared_ptr<void> keep_alive;
 
+ public:
   // ---- op_context (what operations see; documented there)
   void submit(request& r) override;
   void complete_later(completion& done, std::error_code ec, std::int64_t value = 0) override;
@@ -74,6 +85,7 @@ class client_core final : public op_context,
   std::int64_t watchdog_ms() const { return cfg.watchdog_timeout.count(); }
   std::int64_t latch_ttl_ms() const;
 
+ private:
   asio::any_io_executor executor;
   config cfg;
   endpoint ep;  ///< where the configuration points (filled by config::validate, before config_error)
@@ -97,13 +109,8 @@ class client_core final : public op_context,
 
   asio::steady_timer drain_timer;
 
- private:
   op_pools pools_;  ///< every operation kind's recycled objects (pools()); here for the destruction order
-
- public:
   watchdog dog;  ///< renews the holds without a fixed lease (src/engine/watchdog.cpp)
-
- private:
   mutable op_settings settings_;
   std::unique_ptr<topology> topo_;  ///< null when the configuration is invalid
   bool closed_ = false;

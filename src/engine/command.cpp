@@ -4,7 +4,9 @@
 #include "base/reply_builder.hpp"
 #include "base/server_error.hpp"
 #include "deadbolt/error.hpp"
-#include "engine/client_core.hpp"
+#include "deadbolt/port/asio.hpp"
+#include "engine/op_context.hpp"
+#include "pipeline/request.hpp"
 
 namespace deadbolt {
 
@@ -47,14 +49,14 @@ class command_op final : public request {
 }  // namespace
 
 op_ref start_command(client_core& core, std::vector<std::string> args, basic_completion<reply>& done) {
-  if (core.config_error || core.stopped || args.empty()) {
-    const std::error_code ec = core.config_error   ? core.config_error
-                               : core.stopped      ? make_error_code(errc::shutting_down)
-                                                   : make_error_code(errc::invalid_config);
-    asio::post(core.executor, [self = core.shared_from_this(), &done, ec] { done.complete(ec, reply{}); });
+  op_context& ctx = context_of(core);
+  const std::error_code refused = ctx.refusal();  // the configuration's error, or shutting_down
+  if (refused || args.empty()) {
+    const std::error_code ec = refused ? refused : make_error_code(errc::invalid_config);
+    asio::post(ctx.io_executor(), [life = ctx.lifeline(), &done, ec] { done.complete(ec, reply{}); });
     return {};
   }
-  core.submit(*new command_op(std::move(args), done));
+  ctx.submit(*new command_op(std::move(args), done));
   return {};
 }
 

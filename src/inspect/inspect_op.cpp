@@ -6,8 +6,10 @@
 #include "base/keys.hpp"
 #include "base/reply_builder.hpp"
 #include "deadbolt/error.hpp"
-#include "engine/client_core.hpp"
+#include "deadbolt/port/asio.hpp"
+#include "engine/op_context.hpp"
 #include "inspect/object_reading.hpp"
+#include "pipeline/request.hpp"
 #include "pipeline/script_call.hpp"
 #include "scripts.hpp"
 
@@ -54,12 +56,12 @@ class inspect_op final : public request {
 }  // namespace
 
 op_ref start_inspect(client_core& core, std::string_view name, basic_completion<object_info>& done) {
-  if (core.config_error || core.stopped) {
-    const std::error_code ec = core.config_error ? core.config_error : make_error_code(errc::shutting_down);
-    asio::post(core.executor, [self = core.shared_from_this(), &done, ec] { done.complete(ec, object_info{}); });
+  op_context& ctx = context_of(core);
+  if (const std::error_code refused = ctx.refusal()) {  // the configuration's error, or shutting_down
+    asio::post(ctx.io_executor(), [life = ctx.lifeline(), &done, refused] { done.complete(refused, object_info{}); });
     return {};
   }
-  core.submit(*new inspect_op(name, done));
+  ctx.submit(*new inspect_op(name, done));
   return {};
 }
 

@@ -8,7 +8,6 @@
 
 #include "base/server_error.hpp"
 #include "deadbolt/error.hpp"
-#include "engine/client_core.hpp"
 #include "pipeline/script_call.hpp"
 
 namespace deadbolt::detail {
