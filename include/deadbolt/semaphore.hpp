@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "deadbolt/detail/sync_engine.hpp"
+#include "deadbolt/detail/counter_engine.hpp"
 
 namespace deadbolt {
 
@@ -16,7 +16,7 @@ class client;
 /// acquire supports per-operation cancellation (a permit taken meanwhile is given back before the
 /// handler runs). A missing key means 0 permits: set them with async_try_set_permits or
 /// async_add_permits first.
-class semaphore : public detail::sync_base {
+class semaphore : public detail::counter_base {
  public:
   /// Takes `permits`, waiting as long as it takes. Signature: void(std::error_code).
   template <typename Token>
@@ -36,39 +36,39 @@ class semaphore : public detail::sync_base {
   /// Gives `permits` back (whoever took them) and wakes waiters. Signature: void(std::error_code).
   template <typename Token>
   auto async_release(std::int64_t permits, Token&& token) {
-    return run<detail::result_void>(detail::sync_call::sem_release, count(permits), std::forward<Token>(token));
+    return run<detail::result_void>(detail::counter_call::sem_release, count(permits), std::forward<Token>(token));
   }
   /// Sets the permits if the semaphore does not exist yet. Signature: void(std::error_code, bool set).
   template <typename Token>
   auto async_try_set_permits(std::int64_t permits, Token&& token) {
-    return run<detail::result_bool>(detail::sync_call::sem_try_set, count(permits), std::forward<Token>(token));
+    return run<detail::result_bool>(detail::counter_call::sem_try_set, count(permits), std::forward<Token>(token));
   }
   /// Adds `permits` (negative: removes). Signature: void(std::error_code, std::int64_t available).
   template <typename Token>
   auto async_add_permits(std::int64_t permits, Token&& token) {
-    return run<detail::result_int>(detail::sync_call::sem_add, count(permits), std::forward<Token>(token));
+    return run<detail::result_int>(detail::counter_call::sem_add, count(permits), std::forward<Token>(token));
   }
   /// Takes every available permit. Signature: void(std::error_code, std::int64_t taken).
   template <typename Token>
   auto async_drain_permits(Token&& token) {
-    return run<detail::result_int>(detail::sync_call::sem_drain, {}, std::forward<Token>(token));
+    return run<detail::result_int>(detail::counter_call::sem_drain, {}, std::forward<Token>(token));
   }
   /// Signature: void(std::error_code, std::int64_t available).
   template <typename Token>
   auto async_available_permits(Token&& token) {
-    return run<detail::result_int>(detail::sync_call::sem_available, {}, std::forward<Token>(token));
+    return run<detail::result_int>(detail::counter_call::sem_available, {}, std::forward<Token>(token));
   }
 
  private:
   friend class client;
   semaphore(std::shared_ptr<detail::client_core> core, executor_type ex, std::string_view name)
-      : sync_base(std::move(core), std::move(ex), name, detail::sync_kind::semaphore) {}
+      : counter_base(std::move(core), std::move(ex), name, detail::counter_kind::semaphore) {}
 
   template <typename Result, typename Token>
   auto acquire(std::int64_t permits, std::int64_t wait_ms, Token&& token) {
-    detail::sync_args a = count(permits);
+    detail::counter_args a = count(permits);
     a.wait_ms = wait_ms;
-    return run<Result>(detail::sync_call::sem_acquire, a, std::forward<Token>(token));
+    return run<Result>(detail::counter_call::sem_acquire, a, std::forward<Token>(token));
   }
 };
 

@@ -10,7 +10,7 @@
 //   ambiguity count down and try_set are not re-run after a lost reply: errc::outcome_unknown.
 #include "deadbolt/error.hpp"
 #include "scripts.hpp"
-#include "semaphore/sync_spec.hpp"
+#include "semaphore/counter_spec.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -18,57 +18,57 @@ namespace {
 constexpr std::string_view zero_message = "0";
 constexpr std::string_view new_count_message = "1";
 
-wait_outcome value_or_zero(const sync_reading& op) {
+wait_outcome value_or_zero(const counter_reading& op) {
   return wait_outcome::done(op.reply.what == scalar_reply::kind::integer ? op.reply.value : 0);
 }
 
-void encode_get(sync_attempt& op, resp::encoder& e) { e.command("GET", op.names->name); }
+void encode_get(counter_attempt& op, resp::encoder& e) { e.command("GET", op.names->name); }
 
-const sync_spec try_set_spec{
-    [](sync_attempt& op, resp::encoder& e) {
+const counter_spec try_set_spec{
+    [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::latch_try_set, 2, 3);
       e.bulk(op.names->name).bulk(op.names->channel);
       e.bulk(new_count_message).bulk(op.args.n).bulk(op.core.settings().publish);
     },
     value_or_zero,
-    [](const sync_args& a, wait_outcome& out) {
+    [](const counter_args& a, wait_outcome& out) {
       if (a.n >= 0) return false;
       out = wait_outcome::failed(errc::invalid_argument);
       return true;
     }};
 
-const sync_spec count_down_spec{
-    [](sync_attempt& op, resp::encoder& e) {
+const counter_spec count_down_spec{
+    [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::latch_count_down, 2, 2);
       e.bulk(op.names->name).bulk(op.names->channel).bulk(zero_message).bulk(op.core.settings().publish);
     },
     value_or_zero};
 
-const sync_spec delete_spec{
-    [](sync_attempt& op, resp::encoder& e) {
+const counter_spec delete_spec{
+    [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::latch_delete, 2, 2);
       e.bulk(op.names->name).bulk(op.names->channel).bulk(new_count_message).bulk(op.core.settings().publish);
     },
     value_or_zero};
 
-const sync_spec count_spec{encode_get, value_or_zero, nullptr, true};
+const counter_spec count_spec{encode_get, value_or_zero, nullptr, true};
 
-const sync_spec await_spec{
+const counter_spec await_spec{
     encode_get,
-    [](const sync_reading& op) {
+    [](const counter_reading& op) {
       return op.reply.what == scalar_reply::kind::integer && op.reply.value > 0 ? wait_outcome::busy() : wait_outcome::done(1);
     },
     nullptr, true, wake_policy::all};
 
 }  // namespace
 
-const sync_spec* latch_spec(sync_call call) {
+const counter_spec* latch_spec(counter_call call) {
   switch (call) {
-    case sync_call::latch_try_set: return &try_set_spec;
-    case sync_call::latch_count_down: return &count_down_spec;
-    case sync_call::latch_count: return &count_spec;
-    case sync_call::latch_await: return &await_spec;
-    case sync_call::latch_delete: return &delete_spec;
+    case counter_call::latch_try_set: return &try_set_spec;
+    case counter_call::latch_count_down: return &count_down_spec;
+    case counter_call::latch_count: return &count_spec;
+    case counter_call::latch_await: return &await_spec;
+    case counter_call::latch_delete: return &delete_spec;
     default: return nullptr;
   }
 }

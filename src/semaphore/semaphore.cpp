@@ -11,80 +11,80 @@
 // The expirable semaphore (expirable_semaphore.cpp) shares the channel, try_set and add.
 #include "deadbolt/error.hpp"
 #include "scripts.hpp"
-#include "semaphore/sync_spec.hpp"
+#include "semaphore/counter_spec.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
-bool negative_n(const sync_args& a, wait_outcome& out) {
+bool negative_n(const counter_args& a, wait_outcome& out) {
   if (a.n >= 0) return false;
   out = wait_outcome::failed(errc::invalid_argument);
   return true;
 }
 
 // Zero permits: Redisson answers without a request.
-bool zero_or_negative_n(const sync_args& a, wait_outcome& out) {
+bool zero_or_negative_n(const counter_args& a, wait_outcome& out) {
   if (negative_n(a, out)) return true;
   if (a.n != 0) return false;
   out = wait_outcome::done(1);
   return true;
 }
 
-wait_outcome value_or_zero(const sync_reading& op) {
+wait_outcome value_or_zero(const counter_reading& op) {
   return wait_outcome::done(op.reply.what == scalar_reply::kind::integer ? op.reply.value : 0);
 }
 
-void encode_with_channel(sync_attempt& op, resp::encoder& e, const script& s) {
+void encode_with_channel(counter_attempt& op, resp::encoder& e, const script& s) {
   begin_script(e, op.req, s, 2, 2);
   e.bulk(op.names->name).bulk(op.names->channel).bulk(op.args.n).bulk(op.core.settings().publish);
 }
 
-const sync_spec release_spec{
-    [](sync_attempt& op, resp::encoder& e) { encode_with_channel(op, e, scripts::semaphore_release); },
+const counter_spec release_spec{
+    [](counter_attempt& op, resp::encoder& e) { encode_with_channel(op, e, scripts::semaphore_release); },
     value_or_zero, zero_or_negative_n};
 
-const sync_spec acquire_spec{
-    [](sync_attempt& op, resp::encoder& e) {
+const counter_spec acquire_spec{
+    [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::semaphore_try_acquire, 1, 1);
       e.bulk(op.names->name).bulk(op.args.n);
     },
-    [](const sync_reading& op) {
+    [](const counter_reading& op) {
       return op.reply.what == scalar_reply::kind::integer && op.reply.value == 1 ? wait_outcome::acquired(1) : wait_outcome::busy();
     },
     zero_or_negative_n, false, wake_policy::count, nullptr, &release_spec};
 
-const sync_spec try_set_spec{
-    [](sync_attempt& op, resp::encoder& e) { encode_with_channel(op, e, scripts::semaphore_try_set); },
+const counter_spec try_set_spec{
+    [](counter_attempt& op, resp::encoder& e) { encode_with_channel(op, e, scripts::semaphore_try_set); },
     value_or_zero, negative_n};
 
 // The permit-expirable semaphore publishes its change differently (lua/permit_add.lua).
-const sync_spec add_spec{
-    [](sync_attempt& op, resp::encoder& e) {
-      encode_with_channel(op, e, op.names->kind == sync_kind::expirable ? scripts::permit_add : scripts::semaphore_add);
+const counter_spec add_spec{
+    [](counter_attempt& op, resp::encoder& e) {
+      encode_with_channel(op, e, op.names->kind == counter_kind::expirable ? scripts::permit_add : scripts::semaphore_add);
     },
     value_or_zero};
 
-const sync_spec drain_spec{
-    [](sync_attempt& op, resp::encoder& e) {
+const counter_spec drain_spec{
+    [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::semaphore_drain, 1, 0);
       e.bulk(op.names->name);
     },
     value_or_zero};
 
-const sync_spec available_spec{
-    [](sync_attempt& op, resp::encoder& e) { e.command("GET", op.names->name); }, value_or_zero, nullptr,
+const counter_spec available_spec{
+    [](counter_attempt& op, resp::encoder& e) { e.command("GET", op.names->name); }, value_or_zero, nullptr,
     true};
 
 }  // namespace
 
-const sync_spec* semaphore_spec(sync_call call) {
+const counter_spec* semaphore_spec(counter_call call) {
   switch (call) {
-    case sync_call::sem_acquire: return &acquire_spec;
-    case sync_call::sem_release: return &release_spec;
-    case sync_call::sem_try_set: return &try_set_spec;
-    case sync_call::sem_add: return &add_spec;
-    case sync_call::sem_drain: return &drain_spec;
-    case sync_call::sem_available: return &available_spec;
+    case counter_call::sem_acquire: return &acquire_spec;
+    case counter_call::sem_release: return &release_spec;
+    case counter_call::sem_try_set: return &try_set_spec;
+    case counter_call::sem_add: return &add_spec;
+    case counter_call::sem_drain: return &drain_spec;
+    case counter_call::sem_available: return &available_spec;
     default: return nullptr;
   }
 }

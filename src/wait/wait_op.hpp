@@ -1,5 +1,5 @@
 // The one operation behind every wait: a lock's acquire (src/lock/lock_attempt.cpp) and the
-// semaphores' and the latch's calls (src/semaphore/sync_attempt.cpp). It carries out what the wait driver
+// semaphores' and the latch's calls (src/semaphore/counter_attempt.cpp). It carries out what the wait driver
 // (src/wait/wait_driver.hpp) decides: sends the step it names, parks on the channel, sleeps on its
 // timer, finishes. What a step sends and what its reply means is the attempt's (the kind's side);
 // the op itself knows no kind. Ops are pooled per attempt type (wait_op<Attempt>): after warm-up a

@@ -16,7 +16,7 @@
 #include "lock/acquire_reply.hpp"
 #include "lock/lock_protocol.hpp"
 #include "pipeline/script_call.hpp"
-#include "semaphore/sync_spec.hpp"
+#include "semaphore/counter_spec.hpp"
 
 namespace detail = deadbolt::detail;
 namespace resp = deadbolt::resp;
@@ -158,38 +158,38 @@ detail::scalar_reply reply_nil() {
   return r;
 }
 
-wait_outcome judge(const detail::sync_spec* s, const detail::scalar_reply& r, std::int64_t now_ms = 0) {
+wait_outcome judge(const detail::counter_spec* s, const detail::scalar_reply& r, std::int64_t now_ms = 0) {
   REQUIRE(s != nullptr);
-  const detail::sync_args args;
+  const detail::counter_args args;
   return s->judge({r, args, now_ms});
 }
 
 }  // namespace
 
 TEST_CASE("sync specs: a semaphore acquire takes its permits or waits for a release; a cancelled one gives them back") {
-  const detail::sync_spec* acquire = detail::semaphore_spec(detail::sync_call::sem_acquire);
+  const detail::counter_spec* acquire = detail::semaphore_spec(detail::counter_call::sem_acquire);
   REQUIRE(acquire != nullptr);
   const wait_outcome taken = judge(acquire, reply_of(1));
   REQUIRE(taken.what == outcome_kind::acquired);
   CHECK(taken.value == 1);
   check_busy(judge(acquire, reply_of(0)), -1);  // no bound: the recheck interval
-  CHECK(acquire->undo == detail::semaphore_spec(detail::sync_call::sem_release));
+  CHECK(acquire->undo == detail::semaphore_spec(detail::counter_call::sem_release));
   CHECK(acquire->verify == nullptr);  // permits have no owner: a lost reply stays unknown
   CHECK_FALSE(acquire->idempotent);
   CHECK(acquire->policy == detail::wake_policy::count);
   wait_outcome shortcut;
-  detail::sync_args zero;
+  detail::counter_args zero;
   REQUIRE(acquire->shortcut(zero, shortcut));  // zero permits: answered without a request
   CHECK(shortcut.what == outcome_kind::done);
   CHECK(shortcut.value == 1);
-  detail::sync_args negative;
+  detail::counter_args negative;
   negative.n = -1;
   REQUIRE(acquire->shortcut(negative, shortcut));
   check_failed(shortcut, errc::invalid_argument);
 }
 
 TEST_CASE("sync specs: a permit acquire waits until the earliest expiry, and verifies a lost reply by its id") {
-  const detail::sync_spec* acquire = detail::expirable_spec(detail::sync_call::permit_acquire);
+  const detail::counter_spec* acquire = detail::expirable_spec(detail::counter_call::permit_acquire);
   REQUIRE(acquire != nullptr);
   CHECK(judge(acquire, reply_of(-1)).what == outcome_kind::acquired);
   check_busy(judge(acquire, reply_nil()), -1);
@@ -199,12 +199,12 @@ TEST_CASE("sync specs: a permit acquire waits until the earliest expiry, and ver
   CHECK(acquire->verify->idempotent);
   CHECK(judge(acquire->verify, reply_nil()).what == outcome_kind::retry);  // not held: it did not run
   CHECK(judge(acquire->verify, reply_of(0)).what == outcome_kind::acquired);
-  CHECK(acquire->undo == detail::expirable_spec(detail::sync_call::permit_try_release));
-  check_failed(judge(detail::expirable_spec(detail::sync_call::permit_release), reply_of(0)), errc::no_such_permit);
+  CHECK(acquire->undo == detail::expirable_spec(detail::counter_call::permit_try_release));
+  check_failed(judge(detail::expirable_spec(detail::counter_call::permit_release), reply_of(0)), errc::no_such_permit);
 }
 
 TEST_CASE("sync specs: a latch await reads the count until it is zero; every message wakes every awaiter") {
-  const detail::sync_spec* await = detail::latch_spec(detail::sync_call::latch_await);
+  const detail::counter_spec* await = detail::latch_spec(detail::counter_call::latch_await);
   REQUIRE(await != nullptr);
   check_busy(judge(await, reply_of(3)), -1);
   const wait_outcome zero = judge(await, reply_nil());  // deleted at zero

@@ -16,19 +16,19 @@
 namespace deadbolt {
 namespace detail {
 
-enum class sync_kind : std::uint8_t { semaphore, expirable, latch };
+enum class counter_kind : std::uint8_t { semaphore, expirable, latch };
 
 /// The Redis names one semaphore or latch uses (docs/protocol.md §8-§10), built once per object.
-struct sync_names {
+struct counter_names {
   std::string name;      ///< the counter: the bare name (STRING)
   std::string channel;   ///< redisson_sc:{name}, or redisson_countdownlatch__channel__{name}
   std::string timeouts;  ///< {name}:timeout (expirable semaphore: ZSET of permits)
-  sync_kind kind = sync_kind::semaphore;
+  counter_kind kind = counter_kind::semaphore;
 };
-std::shared_ptr<const sync_names> make_sync_names(std::string_view name, sync_kind kind);
+std::shared_ptr<const counter_names> make_counter_names(std::string_view name, counter_kind kind);
 
 /// Every operation of the three kinds.
-enum class sync_call : std::uint8_t {
+enum class counter_call : std::uint8_t {
   sem_acquire,        ///< n permits, waiting up to wait_ms; 1 = taken, 0 = the wait ran out
   sem_release,        ///< n permits; the new available count
   sem_try_set,        ///< n; 1 = set, 0 = it existed (both semaphore kinds)
@@ -47,17 +47,17 @@ enum class sync_call : std::uint8_t {
   latch_delete,       ///< 1 = it existed
 };
 
-struct sync_args {
+struct counter_args {
   std::int64_t n = 0;
   std::int64_t wait_ms = 0;   ///< < 0 waits forever, 0 does not wait
   std::int64_t lease_ms = 0;  ///< expirable semaphore: 0 = no lease (never expires)
   permit_id id;
 };
 
-op_ref start_sync(client_core& core, const std::shared_ptr<const sync_names>& names, sync_call call,
-                  const sync_args& args, completion& done);
-op_ref start_permit_acquire(client_core& core, const std::shared_ptr<const sync_names>& names,
-                            const sync_args& args, basic_completion<std::optional<permit_id>>& done);
+op_ref start_counter_call(client_core& core, const std::shared_ptr<const counter_names>& names, counter_call call,
+                  const counter_args& args, completion& done);
+op_ref start_permit_acquire(client_core& core, const std::shared_ptr<const counter_names>& names,
+                            const counter_args& args, basic_completion<std::optional<permit_id>>& done);
 
 struct result_permit {
   using value_type = std::optional<permit_id>;
@@ -73,7 +73,7 @@ struct result_optional_permit {
 };
 
 /// What the three public kinds share: the client, the names, and running an engine call.
-class sync_base {
+class counter_base {
  public:
   using executor_type = asio::any_io_executor;
 
@@ -81,18 +81,18 @@ class sync_base {
   executor_type get_executor() const noexcept { return executor_; }
 
  protected:
-  sync_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, sync_kind kind)
-      : core_(std::move(core)), executor_(std::move(ex)), names_(make_sync_names(name, kind)) {}
+  counter_base(std::shared_ptr<client_core> core, executor_type ex, std::string_view name, counter_kind kind)
+      : core_(std::move(core)), executor_(std::move(ex)), names_(make_counter_names(name, kind)) {}
 
   template <typename Result, typename Token>
-  auto run(sync_call call, const sync_args& args, Token&& token) {
+  auto run(counter_call call, const counter_args& args, Token&& token) {
     return async_run<Result>(core_, executor_, std::forward<Token>(token),
                              [names = names_, call, args](auto& core, auto& c) {
-                               return start_sync(core, names, call, args, c);
+                               return start_counter_call(core, names, call, args, c);
                              });
   }
-  static sync_args count(std::int64_t n) {
-    sync_args a;
+  static counter_args count(std::int64_t n) {
+    counter_args a;
     a.n = n;
     return a;
   }
@@ -100,7 +100,7 @@ class sync_base {
 
   std::shared_ptr<client_core> core_;
   executor_type executor_;
-  std::shared_ptr<const sync_names> names_;
+  std::shared_ptr<const counter_names> names_;
 };
 
 }  // namespace detail

@@ -6,18 +6,18 @@
 #include "base/random.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "semaphore/sync_spec.hpp"
+#include "semaphore/counter_spec.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
-constexpr wait_step call_step(const sync_spec& s) { return {step_role::attempt, 0, s.idempotent}; }
-constexpr wait_step verify_step(const sync_spec& s) { return {step_role::check, 1, s.idempotent}; }
-constexpr wait_step undo_step(const sync_spec& s) { return {step_role::undo, 2, s.idempotent}; }
+constexpr wait_step call_step(const counter_spec& s) { return {step_role::attempt, 0, s.idempotent}; }
+constexpr wait_step verify_step(const counter_spec& s) { return {step_role::check, 1, s.idempotent}; }
+constexpr wait_step undo_step(const counter_spec& s) { return {step_role::undo, 2, s.idempotent}; }
 
-const sync_spec* spec_for(sync_call call) {
-  if (const sync_spec* s = semaphore_spec(call)) return s;
-  if (const sync_spec* s = expirable_spec(call)) return s;
+const counter_spec* spec_for(counter_call call) {
+  if (const counter_spec* s = semaphore_spec(call)) return s;
+  if (const counter_spec* s = expirable_spec(call)) return s;
   return latch_spec(call);
 }
 
@@ -35,7 +35,7 @@ bool refuse(op_context& core, completion* done, basic_completion<std::optional<p
 
 }  // namespace
 
-void sync_attempt::start(const std::shared_ptr<const sync_names>& n, const sync_spec& spec, const sync_args& a,
+void counter_attempt::start(const std::shared_ptr<const counter_names>& n, const counter_spec& spec, const counter_args& a,
                          completion* done, basic_completion<std::optional<permit_id>>* done_id) {
   undo_ = false;
   report_ = {};
@@ -61,7 +61,7 @@ void sync_attempt::start(const std::shared_ptr<const sync_names>& n, const sync_
   op_.begin(*this, s);
 }
 
-void sync_attempt::start_undo(const std::shared_ptr<const sync_names>& n, const sync_spec& undo, const sync_args& a,
+void counter_attempt::start_undo(const std::shared_ptr<const counter_names>& n, const counter_spec& undo, const counter_args& a,
                               completion* done, basic_completion<std::optional<permit_id>>* done_id,
                               std::error_code report) {
   start(n, undo, a, done, done_id);
@@ -69,7 +69,7 @@ void sync_attempt::start_undo(const std::shared_ptr<const sync_names>& n, const 
   report_ = report;
 }
 
-void sync_attempt::sending(const wait_step& s) {
+void counter_attempt::sending(const wait_step& s) {
   current_ = s.role == step_role::check ? spec_->verify : s.role == step_role::undo ? spec_->undo : spec_;
   reply_.reset();
   now_ms = port::wall_clock_ms();
@@ -81,7 +81,7 @@ void sync_attempt::sending(const wait_step& s) {
   }
 }
 
-wait_outcome sync_attempt::read(const wait_step&) {
+wait_outcome counter_attempt::read(const wait_step&) {
   switch (reply_.what) {
     case scalar_reply::kind::error: return wait_outcome::failed(reply_.error);
     case scalar_reply::kind::nil:
@@ -91,7 +91,7 @@ wait_outcome sync_attempt::read(const wait_step&) {
   return current_->judge({reply_, args, now_ms});
 }
 
-void sync_attempt::conclude(const wait_action& end, std::error_code ec, wait_op_base& op) {
+void counter_attempt::conclude(const wait_action& end, std::error_code ec, wait_op_base& op) {
   completion* done = done_;
   basic_completion<std::optional<permit_id>>* done_id = done_id_;
   const permit_id id = args.id;
@@ -104,7 +104,7 @@ void sync_attempt::conclude(const wait_action& end, std::error_code ec, wait_op_
   } else if (end.give_back && spec_->undo != nullptr) {
     // Taken, but nobody wants it any more: give it back (shutdown sends it before it closes). The
     // caller hears of the cancel once it is given back: by then the object is as it was.
-    wait_op<sync_attempt>* undo = core.pools().of<wait_op<sync_attempt>>().take(core);
+    wait_op<counter_attempt>* undo = core.pools().of<wait_op<counter_attempt>>().take(core);
     undo->attempt.start_undo(names, *spec_->undo, args, done, done_id, ec);
     names.reset();
     op.recycle();
@@ -118,11 +118,11 @@ void sync_attempt::conclude(const wait_action& end, std::error_code ec, wait_op_
 
 // ---- entry points ------------------------------------------------------------------------------------
 
-std::shared_ptr<const sync_names> make_sync_names(std::string_view name, sync_kind kind) {
-  auto names = std::make_shared<sync_names>();
+std::shared_ptr<const counter_names> make_counter_names(std::string_view name, counter_kind kind) {
+  auto names = std::make_shared<counter_names>();
   names->kind = kind;
   names->name = std::string(name);
-  if (kind == sync_kind::latch) {
+  if (kind == counter_kind::latch) {
     // Built the old way: braces always added (docs/protocol.md §10).
     names->channel = "redisson_countdownlatch__channel__{" + names->name + "}";
   } else {
@@ -132,10 +132,10 @@ std::shared_ptr<const sync_names> make_sync_names(std::string_view name, sync_ki
   return names;
 }
 
-op_ref start_sync(client_core& engine, const std::shared_ptr<const sync_names>& names, sync_call call,
-                  const sync_args& args, completion& done) {
+op_ref start_counter_call(client_core& engine, const std::shared_ptr<const counter_names>& names, counter_call call,
+                  const counter_args& args, completion& done) {
   op_context& core = context_of(engine);
-  const sync_spec* spec = spec_for(call);
+  const counter_spec* spec = spec_for(call);
   const bool bad = spec == nullptr || !valid_lease_ms(args.lease_ms);
   if (refuse(core, &done, nullptr, bad ? make_error_code(errc::invalid_argument) : std::error_code())) {
     return {};
@@ -145,19 +145,19 @@ op_ref start_sync(client_core& engine, const std::shared_ptr<const sync_names>& 
     core.complete_later(done, answer.what == wait_outcome::kind::failed ? answer.ec : std::error_code(), answer.value);
     return {};
   }
-  return core.pools().of<wait_op<sync_attempt>>().take(core)->start(names, *spec, args, &done, nullptr);
+  return core.pools().of<wait_op<counter_attempt>>().take(core)->start(names, *spec, args, &done, nullptr);
 }
 
-op_ref start_permit_acquire(client_core& engine, const std::shared_ptr<const sync_names>& names,
-                            const sync_args& args, basic_completion<std::optional<permit_id>>& done) {
+op_ref start_permit_acquire(client_core& engine, const std::shared_ptr<const counter_names>& names,
+                            const counter_args& args, basic_completion<std::optional<permit_id>>& done) {
   op_context& core = context_of(engine);
-  const sync_spec* spec = expirable_spec(sync_call::permit_acquire);
+  const counter_spec* spec = expirable_spec(counter_call::permit_acquire);
   wait_outcome answer;
   std::error_code ec;
   if (spec->shortcut != nullptr && spec->shortcut(args, answer)) ec = answer.ec;
   if (!valid_lease_ms(args.lease_ms)) ec = errc::invalid_argument;
   if (refuse(core, nullptr, &done, ec)) return {};
-  sync_args a = args;
+  counter_args a = args;
   // Permit ids need only be unique: the thread's generator (seeded from the platform's random bytes).
   std::array<unsigned char, 16> bytes{};
   for (std::size_t half = 0; half < 2; ++half) {
@@ -165,7 +165,7 @@ op_ref start_permit_acquire(client_core& engine, const std::shared_ptr<const syn
     for (std::size_t i = 0; i < 8; ++i) bytes[half * 8 + i] = static_cast<unsigned char>(z >> (i * 8));
   }
   a.id = permit_id(bytes);
-  return core.pools().of<wait_op<sync_attempt>>().take(core)->start(names, *spec, a, nullptr, &done);
+  return core.pools().of<wait_op<counter_attempt>>().take(core)->start(names, *spec, a, nullptr, &done);
 }
 
 }  // namespace deadbolt::detail
