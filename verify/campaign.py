@@ -24,10 +24,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "lib"), os.path.join(HERE, "workload")]
 
 import checker  # noqa: E402
-from fenced_register import KEYS, REGISTER  # noqa: E402
+from fenced_register import fence_key_of, register_of  # noqa: E402
 from history import History  # noqa: E402
+from library import LibraryClient  # noqa: E402
 from mutex import MutexClient  # noqa: E402
 from nemesis import NEMESES  # noqa: E402
+from sync_nemesis import SYNC_NEMESES  # noqa: E402
 from resp import Redis  # noqa: E402
 from topology import TOPOLOGIES  # noqa: E402
 
@@ -56,6 +58,25 @@ TOLERATED["sentinel:pause-master"] = {"tokens", "mutual exclusion"}
 TOLERATED.update({f"sentinel-sync-off:{n}": {"tokens", "mutual exclusion"} for n in SENTINEL_FAILOVERS})
 
 
+NEMESES.update(SYNC_NEMESES)
+
+# The library workloads (verify/client, verify/workload/library.py): a few client processes, each one
+# deadbolt client with several workers, through the blocking or the async API. `mutex-lib` and
+# `mutex-lib-async`: every worker on one lock, the watchdog's lease (3 s, renewed every second).
+# `mutex-lib-many`: issue 25's defect 2 setting, eight workers per client each on a lock of its own
+# (the same eight locks in every client), many synced operations on one connection.
+LIBRARY_WORKLOADS = {
+    "mutex-lib": dict(processes=2, api="blocking", workers=4, locks=1, increments=2),
+    "mutex-lib-async": dict(processes=2, api="async", workers=4, locks=1, increments=2),
+    "mutex-lib-many": dict(processes=2, api="blocking", workers=8, locks=8, increments=3),
+}
+LIBRARY_SCENARIOS = ["standalone:pause-client:mutex-lib", "standalone:pause-server:mutex-lib-async",
+                     "sentinel:kill-master:mutex-lib", "sentinel:pause-replicas-kill-master:mutex-lib-many",
+                     "cluster:failover:mutex-lib-async"]
+# The replica-sync nemesis loses exactly what no replica acknowledged: a token handed out again there
+# is a grant reported without replica sync (issue 25, defect 2), not tolerated.
+
+
 def as_expected(scenario, result):
     if scenario in EXPECTED_UNSAFE:
         return not result["valid"]
@@ -73,9 +94,10 @@ def applies(topology, nemesis):
 
 # Every applicable pair, but sync off only with the faults that replica sync is about.
 ALL = ([f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES] if applies(t, n)
-        and (t != "sentinel-sync-off" or n in ("failover", "kill-master", "pause-master"))]
-       + ["standalone:pause-client:mutex-unfenced"])
+        and n not in SYNC_NEMESES and (t != "sentinel-sync-off" or n in ("failover", "kill-master", "pause-master"))]
+       + ["standalone:pause-client:mutex-unfenced"] + LIBRARY_SCENARIOS)
 WORKLOADS = {"mutex": True, "mutex-unfenced": False}  # whether the store is given the fencing token
+WORKLOADS.update({w: True for w in LIBRARY_WORKLOADS})
 
 LEASE_MS = 1500   # fixed lease: the checker knows when a hold may end
 WAIT_MS = 6000    # each waiter's deadline
@@ -88,7 +110,27 @@ def valid_scenario(scenario):
             and applies(parts[0], parts[1]) and (len(parts) == 2 or parts[2] in WORKLOADS))
 
 
-def run_scenario(scenario, deadbolt, out, seconds, clients):
+def make_workers(workload, history, topology, directory, deadbolt, library_client, clients):
+    """The workload's clients: `deadbolt run` threads, or verify_client processes."""
+    if workload in LIBRARY_WORKLOADS:
+        if not library_client:
+            raise SystemExit(f"campaign: {workload} needs --library-client (verify/run builds it)")
+        spec = dict(LIBRARY_WORKLOADS[workload])
+        processes = clients or spec.pop("processes")
+        spec.pop("processes", None)
+        sync = "off" if "--replica-sync" in getattr(topology, "cli_args", []) else "auto"
+        return [LibraryClient(f"l{i + 1}", library_client, history, topology.url(i), topology.store.port, directory,
+                              wait_ms=WAIT_MS, replica_sync=sync, **spec)
+                for i in range(processes)]
+    lock_ports = [s.port for s in topology.servers]
+    clients = clients or getattr(topology, "clients", 4)
+    return [MutexClient(f"c{i + 1}", deadbolt, history, topology.url(i), lock_ports, topology.store.port,
+                        directory, lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload],
+                        global_args=getattr(topology, "cli_args", []))
+            for i in range(clients)]
+
+
+def run_scenario(scenario, deadbolt, out, seconds, clients, library_client=None):
     topology_name, nemesis_name, workload = (scenario.split(":") + ["mutex"])[:3]
     directory = base = os.path.join(out, scenario.replace(":", "_"))
     n = 1
@@ -106,13 +148,11 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
     history = History(path)
     history.event("runner", "info", "scenario", scenario=scenario, lease_ms=LEASE_MS, wait_ms=WAIT_MS,
                   **topology.describe())
-    lock_ports = [s.port for s in topology.servers]
-    clients = clients or getattr(topology, "clients", 4)
-    workers = [MutexClient(f"c{i + 1}", deadbolt, history, topology.url(i), lock_ports, topology.store.port,
-                           directory, lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload],
-                           global_args=getattr(topology, "cli_args", []))
-               for i in range(clients)]
-    nemesis = NEMESES[nemesis_name](topology=topology, clients=workers, lease_ms=LEASE_MS) if nemesis_name != "none" else None
+    workers = make_workers(workload, history, topology, directory, deadbolt, library_client, clients)
+    # A fault sized by the lease (a client paused longer than it) uses the workload's: the library
+    # workload's watchdog lease, or the CLI's fixed one.
+    lease_ms = getattr(workers[0], "effective_lease_ms", LEASE_MS)
+    nemesis = NEMESES[nemesis_name](topology=topology, clients=workers, lease_ms=lease_ms) if nemesis_name != "none" else None
     stopping = threading.Event()
 
     def schedule():
@@ -136,14 +176,15 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
             w.stop()
         for w in workers:
             w.join()
-        stats = final_read(history, topology.store.port)
+        stats = final_read(history, topology.store.port, getattr(workers[0], "lock_names", [None]))
         history.close()
         topology.stop()
-    tolerance_ms = getattr(topology, "liveness_tolerance_ms", 1000)
+    tolerance_ms = max(getattr(topology, "liveness_tolerance_ms", 1000),
+                       getattr(NEMESES.get(nemesis_name), "liveness_tolerance_ms", 0))
     result = checker.check(checker.load(path), tolerance_ms)
     result["liveness_tolerance_ms"] = tolerance_ms
     result["scenario"] = scenario
-    result["clients"] = clients
+    result["clients"] = len(workers)
     result["seconds"] = round(time.monotonic() - started, 1)
     result["store"] = stats
     result["expected"] = ("violations" if scenario in EXPECTED_UNSAFE else
@@ -154,14 +195,17 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
     return result
 
 
-def final_read(history, store_port):
-    """The register after every client stopped, and the store's own count of accepted and refused
-    fenced operations (a cross-check of the history's)."""
+def final_read(history, store_port, locks):
+    """Each lock's register after every client stopped (None: the CLI workload's one lock, whose
+    events carry no lock), and the newest token its fence accepted."""
+    fences = {}
     with Redis(store_port) as r:
-        value = int(r.call("GET", REGISTER) or 0)
-        stats = r.call("HGETALL", KEYS[2]) or []
-    history.event("runner", "ok", "final-read", value=value)
-    return dict(zip(stats[::2], map(int, stats[1::2])))
+        for lock in locks:
+            key = register_of(lock)
+            value = int(r.call("GET", key) or 0)
+            fences[key] = int(r.call("GET", fence_key_of(key)) or 0)
+            history.event("runner", "ok", "final-read", value=value, **({"lock": lock} if lock else {}))
+    return {"newest_token_accepted": fences}
 
 
 def by_check(r):
@@ -213,6 +257,7 @@ def main(argv):
     parser.add_argument("--out", required=True)
     parser.add_argument("--seconds", type=float, help="length of each scenario (smoke 25, otherwise 60)")
     parser.add_argument("--clients", type=int, help="client processes (default 4; Sentinel 8)")
+    parser.add_argument("--library-client", help="verify_client (verify/client) built against that deadbolt")
     parser.add_argument("--list", action="store_true", help="list the scenarios")
     parser.add_argument("scenarios", nargs="*")
     args = parser.parse_args(argv)
@@ -241,7 +286,7 @@ def main(argv):
     meta = {"deadbolt": args.deadbolt, "source": args.source, "clients": args.clients, "seconds": seconds}
     results = []
     for scenario in scenarios:
-        result = run_scenario(scenario, args.deadbolt, args.out, seconds, args.clients)
+        result = run_scenario(scenario, args.deadbolt, args.out, seconds, args.clients, args.library_client)
         results.append(result)
         print(summary_line(result), flush=True)
         for v in result["violations"][:5]:

@@ -268,14 +268,48 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
 
 
-def check(events, tolerance_ms=1000):
-    """Every check over one history: {"valid": bool, "violations": [...], "figures": {...}}."""
+def partitions(events):
+    """The history of each lock: a library client's workers may use several locks (each event of a
+    hold carries its `lock`, and so does the final read of its register), and every check but the
+    figures is about one lock. Events without a lock (the nemesis's, the runner's) belong to every
+    lock; a history without lock fields (the CLI workload's one lock) is one partition, None."""
+    locks = sorted({e["lock"] for e in events if e.get("lock") is not None})
+    if not locks:
+        return [(None, events)]
+    shared = [e for e in events if e.get("lock") is None and "hold" not in e and e.get("f") != "final-read"]
+    return [(lock, sorted([e for e in events if e.get("lock") == lock] + shared, key=lambda e: e["time"]))
+            for lock in locks]
+
+
+def check_lock(events, tolerance_ns):
+    """Every check over the history of one lock: (violations, unsafe windows, stale refusals,
+    acknowledged writes, unknown writes, the final register)."""
     holds = holds_of(events)
     resets = [e["time"] for e in events if e.get("f") == "reset"]
     exclusion, windows = check_mutual_exclusion(holds, resets)
     store, refused = check_store(events)
     register, acked, unknown, final = check_register(events)
-    violations = exclusion + check_tokens(holds) + store + register + check_liveness(events, tolerance_ms * NS_PER_MS)
+    violations = exclusion + check_tokens(holds) + store + register + check_liveness(events, tolerance_ns)
+    return violations, windows, refused, acked, unknown, final
+
+
+def check(events, tolerance_ms=1000):
+    """Every check over one history: {"valid": bool, "violations": [...], "figures": {...}}."""
+    violations, windows, refused, acked, unknown, finals = [], [], 0, 0, 0, []
+    for lock, part in partitions(events):
+        v, w, r, a, u, final = check_lock(part, tolerance_ms * NS_PER_MS)
+        if lock is not None:
+            for x in v:
+                x["lock"] = lock
+                x["message"] = f"[{lock}] {x['message']}"
+        violations += v
+        windows += w
+        refused += r
+        acked += a
+        unknown += u
+        if final is not None:
+            finals.append(final)
+    holds = holds_of(events)
     acquires = completions(events, "acquire")
     latencies = [(done["time"] - inv["time"]) / NS_PER_MS for inv, done in acquires if done and done["type"] == "ok"]
     # Recovery: from each heal (a nemesis's "stop") to the next grant.
@@ -300,7 +334,7 @@ def check(events, tolerance_ms=1000):
         "writes_acknowledged": acked,
         "writes_unknown": unknown,
         "stale_refused": refused,
-        "register": final,
+        "register": sum(finals) if finals else None,
         "unsafe_windows": len(windows),
         "unsafe_ms_max": max((w["unsafe_ms"] for w in windows), default=0.0),
         "acquire_ms_p50": percentile(latencies, 0.50),
