@@ -17,6 +17,11 @@ writes made under it, its lease deadline, a lease-lost signal, its release). Oth
     release  invoke: the holder stopped using the resource
     reset    info (process "nemesis"): every lock's state was lost at this instant (a restart
              without persistence); holds taken before it are lost from then on
+    unreplicated  info (process "nemesis"): "phase" begin/end of a stretch in which no replica can
+             acknowledge a write (every replication link cut); "replica_sync": whether the clients
+             use replica sync
+    lock     on every event of a hold and on a final read: which lock (a library client's workers may
+             use several; each lock is checked on its own)
     final-read  ok (process "runner"): "value", the register after the run
 
 Checks (each a function below; each returns the violations it proves):
@@ -30,6 +35,8 @@ Checks (each a function below; each returns the violations it proves):
   lost update       the register equals the count of acknowledged increments (unknown outcomes
                     widen the range), and no two acknowledged writes wrote the same value
   liveness          every waiter finished (acquired or gave up) by its deadline, within a tolerance
+  replica sync      no acquire was reported done while every replica's link was cut (a nemesis's
+                    `unreplicated` window): nothing could have acknowledged it
 
 Only what the history proves is a violation: a bound that is not known exactly is taken in the
 direction that excuses (a lease deadline is a lower bound of the server's expiry; a grant happened
@@ -261,6 +268,33 @@ def check_liveness(events, tolerance_ns):
     return violations
 
 
+def check_replica_sync(events):
+    """With replica sync on, no acquire is reported done while no replica could acknowledge anything:
+    one that began and ended inside a nemesis's `unreplicated` window (replication cut, from `begin`
+    to `end`) was granted by the master alone, and is lost if a replica is promoted."""
+    windows, begun = [], None
+    for e in events:
+        if e.get("f") == "unreplicated" and e.get("replica_sync", True):
+            if e.get("phase") == "begin":
+                begun = e
+            elif begun is not None:
+                windows.append((begun, e))
+                begun = None
+    if not windows:
+        return []
+    violations = []
+    for invoke, done in completions(events, "acquire"):
+        if done is None or done["type"] != "ok":
+            continue
+        for begin, end in windows:
+            if begin["time"] <= invoke["time"] and done["time"] <= end["time"]:
+                violations.append(violation(
+                    "replica sync", f"{invoke['hold']} was reported acquired (token {done.get('token')}) "
+                    f"{(done['time'] - begin['time']) / NS_PER_MS:.0f} ms into a cut of every replica's link, "
+                    "which no replica could have acknowledged", begin, invoke, done))
+    return violations
+
+
 def percentile(values, p):
     if not values:
         return None
@@ -289,7 +323,8 @@ def check_lock(events, tolerance_ns):
     exclusion, windows = check_mutual_exclusion(holds, resets)
     store, refused = check_store(events)
     register, acked, unknown, final = check_register(events)
-    violations = exclusion + check_tokens(holds) + store + register + check_liveness(events, tolerance_ns)
+    violations = (exclusion + check_tokens(holds) + store + register + check_liveness(events, tolerance_ns)
+                  + check_replica_sync(events))
     return violations, windows, refused, acked, unknown, final
 
 

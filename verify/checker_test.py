@@ -204,6 +204,87 @@ class BrokenHistories(unittest.TestCase):
         self.assertIn("finished 1600 ms after its deadline", result["violations"][0]["message"])
 
 
+class LibraryHistories(unittest.TestCase):
+    """What the library workload adds: several locks in one history, replica sync windows, the
+    library's own lease-lost signals."""
+
+    @staticmethod
+    def on(lock, h):
+        for e in h.events:
+            if "hold" in e or e["f"] == "final-read":
+                e["lock"] = lock
+        return h
+
+    def test_holds_of_different_locks_may_overlap(self):
+        a = self.on("x", History().increment("l1.b0.1", 0, 1, 0).final(20, 1))
+        b = self.on("y", History().increment("l1.b1.1", 0, 1, 0).final(20, 1))
+        h = History()
+        h.events = a.events + b.events
+        result = h.check()
+        self.assertEqual(result["violations"], [])
+        self.assertEqual(result["figures"]["writes_acknowledged"], 2)
+        self.assertEqual(result["figures"]["register"], 2)
+
+    def test_overlap_on_one_of_several_locks_is_flagged_for_that_lock(self):
+        a = self.on("x", History().acquire("l1.b0.1", 0, 1, 1, lease_ms=1000))
+        a.op("l1.b0.1", "read", 2, 3, 1, 0)
+        a.increment("l2.b0.1", 10, 2, 0)
+        a.op("l1.b0.1", "write", 30, 31, 1, 1, outcome="fail", error="stale")
+        self.on("x", a.final(40, 1))
+        b = self.on("y", History().increment("l1.b1.1", 0, 1, 0).final(20, 1))
+        h = History()
+        h.events = a.events + b.events
+        result = h.check()
+        self.assertEqual(checks_failed(result), ["mutual exclusion"])
+        self.assertEqual({v["lock"] for v in result["violations"]}, {"x"})
+
+    def test_register_of_each_lock_is_checked_on_its_own(self):
+        # Two increments in all, and two registers summing to 2, but lock y's register lost its one.
+        a = self.on("x", History().increment("l1.b0.1", 0, 1, 0).final(20, 2))
+        b = self.on("y", History().increment("l1.b1.1", 0, 1, 0).final(20, 0))
+        h = History()
+        h.events = a.events + b.events
+        self.assertEqual(checks_failed(h.check()), ["lost update"])
+
+    def cut(self, h, begin, end, replica_sync=True):
+        h.event(begin, "info", "unreplicated", process="nemesis", phase="begin", replica_sync=replica_sync)
+        return h.event(end, "info", "unreplicated", process="nemesis", phase="end", replica_sync=replica_sync)
+
+    def test_grant_reported_inside_a_replication_cut(self):
+        h = self.cut(History(), 100, 5000)
+        h.increment("l1.b0.1", 200, 1, 0).final(6000, 1)
+        result = h.check()
+        self.assertEqual(checks_failed(result), ["replica sync"])
+        self.assertIn("into a cut of every replica's link", result["violations"][0]["message"])
+
+    def test_grants_around_a_replication_cut_are_valid(self):
+        h = History().increment("l1.b0.1", 0, 1, 0)            # granted before the cut
+        self.cut(h, 100, 5000)
+        h.acquire("l1.b0.2", 200, 5200, 2)                     # asked in the cut, granted after it
+        h.op("l1.b0.2", "read", 5201, 5202, 2, 1).op("l1.b0.2", "write", 5203, 5204, 2, 2)
+        h.event(5205, "invoke", "release", "l1.b0.2")
+        h.increment("l1.b0.3", 6000, 3, 2).final(7000, 3)
+        self.assertEqual(h.check()["violations"], [])
+
+    def test_replication_cut_without_replica_sync_proves_nothing(self):
+        h = self.cut(History(), 100, 5000, replica_sync=False)
+        h.increment("l1.b0.1", 200, 1, 0).final(6000, 1)
+        self.assertEqual(h.check()["violations"], [])
+
+    def test_lease_lost_signal_of_the_library_counts(self):
+        # The paused process's hold outlives its lease; the library's handler tells it (an `info`
+        # lease-lost event of the hold, as verify_client records it).
+        h = self.on("x", History().acquire("l1.b0.1", 0, 1, 1, lease_ms=100))
+        h.op("l1.b0.1", "read", 2, 3, 1, 0)
+        h.increment("l2.b0.1", 150, 2, 0)
+        h.event(290, "info", "lease-lost", "l1.b0.1", source="on_lease_lost")
+        h.op("l1.b0.1", "write", 301, 302, 1, 1, outcome="fail", error="stale")
+        self.on("x", h.final(400, 1))
+        self.assertEqual(h.check()["violations"], [])
+        h.events = [e for e in h.events if e["f"] != "lease-lost"]
+        self.assertEqual(checks_failed(h.check()), ["lease-lost signalled"])
+
+
 class CommandLine(unittest.TestCase):
     def test_exit_status_says_whether_the_history_is_valid(self):
         import json

@@ -15,6 +15,7 @@
 //     --wait-ms N            each acquire's wait (6000)
 //     --work-ms N            the longest pause between a read and its write (100)
 //     --increments N         read-modify-writes per hold (1)
+//     --think-ms N           the longest pause between a release and the next acquire (0)
 //     --replica-sync auto|off
 //     --unfenced             the store is not given the token (a resource without fencing)
 //     --connect-timeout-ms N, --command-timeout-ms N   (1000, 3000)
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
     else if (flag == "--wait-ms") o.wait = std::chrono::milliseconds(number(argv[i - 1], value));
     else if (flag == "--work-ms") o.work = std::chrono::milliseconds(number(argv[i - 1], value));
     else if (flag == "--increments") o.increments = static_cast<int>(number(argv[i - 1], value));
+    else if (flag == "--think-ms") o.think = std::chrono::milliseconds(number(argv[i - 1], value));
     else if (flag == "--replica-sync") sync = value;
     else if (flag == "--connect-timeout-ms") connect_ms = number(argv[i - 1], value);
     else if (flag == "--command-timeout-ms") command_ms = number(argv[i - 1], value);

@@ -93,7 +93,8 @@ class async_worker : public std::enable_shared_from_this<async_worker> {
       e.with("hold", self->hold_).with("lock", self->name_);
       if (ec) e.with("error", ec.message());
       e.emit();
-      self->next();
+      if (self->o_.think.count() <= 0) return self->next();
+      self->after(std::chrono::milliseconds(self->random_() % (self->o_.think.count() + 1)), [self] { self->next(); });
     });
   }
 

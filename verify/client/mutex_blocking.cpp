@@ -91,6 +91,7 @@ void worker(const workload_options& o, int w, deadbolt::blocking_client& client,
     unlocked.with("hold", hold).with("lock", name);
     if (ec) unlocked.with("error", ec.message());
     unlocked.emit();
+    if (o.think.count() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(random() % (o.think.count() + 1)));
   }
 }
 

@@ -1,7 +1,9 @@
 // The mutex workload through the library: each worker repeats, until told to stop, acquire the fenced
 // lock → read-modify-write the register in the store with the token, `increments` times → unlock,
 // recording every step (history.hpp). Worker w uses lock `<lock>-<w mod locks>` (just `<lock>` with one
-// lock) and that lock's register, `register:<lock name>`.
+// lock) and that lock's register, `register:<lock name>`. Between a release and the next acquire a
+// worker may think (a random pause up to `think`), so that a fault finds some workers outside the
+// lock, about to acquire.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -26,6 +28,7 @@ struct workload_options {
   std::chrono::milliseconds wait{6000};
   std::chrono::milliseconds work{100};    // the longest pause between a read and its write
   int increments = 1;                     // per hold
+  std::chrono::milliseconds think{0};     // the longest pause between a release and the next acquire
 };
 
 /// Which hold each (lock, owner) has now, for the lease-lost handler, which names only those. The
