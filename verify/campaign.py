@@ -71,10 +71,17 @@ LIBRARY_WORKLOADS = {
     "mutex-lib-async": dict(processes=2, api="async", workers=4, locks=1, increments=2),
     "mutex-lib-many": dict(processes=2, api="blocking", workers=8, locks=8, increments=2, think_ms=1000,
                            own_locks=True),
+    # The other kinds (blocking API, no register): a semaphore of 2 permits among 6 workers (at most 2
+    # holders at once), a read/write lock whose workers write one time in three (readers share).
+    "semaphore-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="semaphore", permits=2,
+                          lock_name="verify-semaphore", think_ms=100),
+    "rw-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="read-write", increments=2,
+                   lock_name="verify-rw", think_ms=100),
 }
 LIBRARY_SCENARIOS = ["standalone:pause-client:mutex-lib", "standalone:pause-server:mutex-lib-async",
                      "sentinel:kill-master:mutex-lib", "sentinel:cut-replicas-kill-master:mutex-lib-many",
-                     "cluster:failover:mutex-lib-async"]
+                     "cluster:failover:mutex-lib-async", "standalone:pause-client:semaphore-lib",
+                     "standalone:pause-client:rw-lib", "sentinel:kill-master:rw-lib"]
 # The replica-sync nemesis kills a master: its failover repeats tokens as kill-master's does (tolerated),
 # but an acquire reported done while no replica could acknowledge it (the `replica sync` check: issue
 # 25, defect 2) is not.
@@ -123,16 +130,15 @@ def valid_scenario(scenario):
 def make_workers(workload, history, topology, directory, deadbolt, library_client, clients):
     """The workload's clients: `deadbolt run` threads, or verify_client processes."""
     if workload in LIBRARY_WORKLOADS:
-        if not library_client:
-            raise SystemExit(f"campaign: {workload} needs --library-client (verify/run builds it)")
         spec = dict(LIBRARY_WORKLOADS[workload])
         processes = clients or spec.pop("processes")
         spec.pop("processes", None)
         sync = "off" if "--replica-sync" in getattr(topology, "cli_args", []) else "auto"
         own_locks = spec.pop("own_locks", False)
+        base = spec.pop("lock_name", "verify-mutex")
         return [LibraryClient(f"l{i + 1}", library_client, history, topology.url(i), topology.store.port, directory,
                               wait_ms=WAIT_MS, replica_sync=sync,
-                              lock_name=f"verify-mutex-l{i + 1}" if own_locks else "verify-mutex", **spec)
+                              lock_name=f"{base}-l{i + 1}" if own_locks else base, **spec)
                 for i in range(processes)]
     lock_ports = [s.port for s in topology.servers]
     clients = clients or getattr(topology, "clients", 4)
@@ -144,6 +150,8 @@ def make_workers(workload, history, topology, directory, deadbolt, library_clien
 
 def run_scenario(scenario, deadbolt, out, seconds, clients, library_client=None):
     topology_name, nemesis_name, workload = (scenario.split(":") + ["mutex"])[:3]
+    if workload in LIBRARY_WORKLOADS and not library_client:
+        raise SystemExit(f"campaign: {scenario} needs --library-client (verify/run builds verify_client)")
     directory = base = os.path.join(out, scenario.replace(":", "_"))
     n = 1
     while os.path.exists(directory):  # the same scenario run again: a folder of its own
@@ -160,7 +168,11 @@ def run_scenario(scenario, deadbolt, out, seconds, clients, library_client=None)
     history = History(path)
     history.event("runner", "info", "scenario", scenario=scenario, lease_ms=LEASE_MS, wait_ms=WAIT_MS,
                   **topology.describe())
-    workers = make_workers(workload, history, topology, directory, deadbolt, library_client, clients)
+    try:
+        workers = make_workers(workload, history, topology, directory, deadbolt, library_client, clients)
+    except BaseException:
+        topology.stop()
+        raise
     # A fault sized by the lease (a client paused longer than it) uses the workload's: the library
     # workload's watchdog lease, or the CLI's fixed one.
     lease_ms = getattr(workers[0], "effective_lease_ms", LEASE_MS)

@@ -9,7 +9,9 @@ A history is JSON lines, one event each (docs/verification.md, "The history"):
 events exactly. `hold` ties together the events of one acquisition (acquire, the fenced reads and
 writes made under it, its lease deadline, a lease-lost signal, its release). Other fields by `f`:
 
-    acquire  invoke: "deadline" (when the waiter must have finished), "lease_deadline"; ok: "token"
+    acquire  invoke: "deadline" (when the waiter must have finished), "lease_deadline", and for the
+             other kinds "kind" (semaphore, read-write), "permits", "mode"; ok: "token" (fenced lock)
+    work     ok: the holder used the resource (a kind without a register)
     lease    ok: "lease_deadline" (a lower bound of when the server may expire the hold)
     read     invoke/ok/fail: "token"; ok: "value"; fail: "error" ("stale" = refused by fencing)
     write    invoke/ok/fail/info: "token", "value"; info = outcome unknown
@@ -37,6 +39,9 @@ Checks (each a function below; each returns the violations it proves):
   liveness          every waiter finished (acquired or gave up) by its deadline, within a tolerance
   replica sync      no acquire was reported done while every replica's link was cut (a nemesis's
                     `unreplicated` window): nothing could have acknowledged it
+  permits           a semaphore (acquire `kind` "semaphore", `permits` N): at most N holders at once
+  readers-writers   a read/write lock (`kind` "read-write", `mode` read/write): readers share, a
+                    writer overlaps no one (mutual exclusion's rules otherwise: leases, unsafe windows)
 
 Only what the history proves is a violation: a bound that is not known exactly is taken in the
 direction that excuses (a lease deadline is a lower bound of the server's expiry; a grant happened
@@ -71,6 +76,9 @@ class Hold:
         self.lease_deadline = None
         self.last_work = None     # time of the holder's last event on the resource (or its release)
         self.signalled = False    # a lease-lost signal reached it
+        self.kind = "mutex"       # the acquire's `kind`: mutex, semaphore (with `permits`), read-write
+        self.mode = None          # read-write: "read" or "write"
+        self.permits = None
         self.events = []
 
     @property
@@ -94,9 +102,10 @@ def holds_of(events):
         f, kind = e["f"], e["type"]
         if f == "acquire" and kind == "invoke":
             h.invoke = e
+            h.kind, h.mode, h.permits = e.get("kind", "mutex"), e.get("mode"), e.get("permits")
         elif f == "acquire" and kind == "ok":
             h.granted = e
-        elif f in ("read", "write", "release"):
+        elif f in ("read", "write", "work", "release"):
             h.last_work = e["time"]
         elif f == "lease-lost":
             h.signalled = True
@@ -116,22 +125,31 @@ def lost_at(hold, resets):
     return min(candidates) if candidates else None
 
 
-def check_mutual_exclusion(holds, resets):
-    """Overlapping holds (sweep over grants in time order). Returns the violations, and the unsafe
-    windows: each hold that went on working after its lease may have ended, while a later holder
-    had the lock, with how long it worked past that moment and whom it overlapped."""
+def shared(a, b):
+    """Whether two holds may overlap: two readers of a read/write lock."""
+    return a.mode == "read" and b.mode == "read"
+
+
+def check_mutual_exclusion(holds, resets, check="mutual exclusion"):
+    """Overlapping holds (sweep over grants in time order) that exclude each other (a read/write
+    lock's readers share). Returns the violations, and the unsafe windows: each hold that went on
+    working after its lease may have ended, while a later holder had the lock, with how long it
+    worked past that moment and whom it overlapped."""
     violations, windows = [], {}
     granted = sorted((h for h in holds.values() if h.granted), key=lambda h: h.start)
     active = []
     for later in granted:
         active = [h for h in active if h.end > later.start]
         for earlier in active:
+            if shared(earlier, later):
+                continue
             lost = lost_at(earlier, resets)
             overlap_ms = (min(earlier.end, later.end) - later.start) / NS_PER_MS
             if lost is None or lost > later.start:
+                modes = f" ({later.mode} while {earlier.mode})" if later.mode else ""
                 violations.append(violation(
-                    "mutual exclusion",
-                    f"{later.id} was granted the lock while {earlier.id} held it with a live lease "
+                    check,
+                    f"{later.id} was granted the lock while {earlier.id} held it with a live lease{modes} "
                     f"(overlap {overlap_ms:.1f} ms)", earlier.granted, later.granted))
                 continue
             window = windows.setdefault(earlier.id, {"holder": earlier.id, "unsafe_ms": (earlier.end - lost) / NS_PER_MS,
@@ -146,9 +164,29 @@ def check_mutual_exclusion(holds, resets):
     return violations, list(windows.values())
 
 
+def check_permits(holds, resets):
+    """A semaphore: at most `permits` holders at once (its permits have no lease; a reset of the
+    server's state, which forgets who holds them, ends every hold taken before it)."""
+    violations = []
+    granted = sorted((h for h in holds.values() if h.granted), key=lambda h: h.start)
+    active, reported = [], set()
+    for later in granted:
+        active = [h for h in active if h.end > later.start
+                  and not any(h.invoke and h.invoke["time"] <= t <= later.start for t in resets)]
+        limit = later.permits or 1
+        if len(active) + 1 > limit and later.id not in reported:
+            reported.add(later.id)
+            others = ", ".join(h.id for h in active)
+            violations.append(violation("permits", f"{later.id} was granted a permit while {others} held "
+                                        f"{len(active)} of the {limit}", *(h.granted for h in active), later.granted))
+        active.append(later)
+    return violations
+
+
 def check_tokens(holds):
     """Tokens are unique, and a grant that ended before another was asked for has the smaller one."""
     violations, seen = [], {}
+    holds = {k: h for k, h in holds.items() if h.granted is not None and "token" in h.granted}
     for h in holds.values():
         if h.granted is None:
             continue
@@ -320,7 +358,13 @@ def check_lock(events, tolerance_ns):
     acknowledged writes, unknown writes, the final register)."""
     holds = holds_of(events)
     resets = [e["time"] for e in events if e.get("f") == "reset"]
-    exclusion, windows = check_mutual_exclusion(holds, resets)
+    kinds = {h.kind for h in holds.values()}
+    if "semaphore" in kinds:
+        exclusion, windows = check_permits(holds, resets), []
+    elif "read-write" in kinds:
+        exclusion, windows = check_mutual_exclusion(holds, resets, check="readers-writers")
+    else:
+        exclusion, windows = check_mutual_exclusion(holds, resets)
     store, refused = check_store(events)
     register, acked, unknown, final = check_register(events)
     violations = (exclusion + check_tokens(holds) + store + register + check_liveness(events, tolerance_ns)

@@ -285,6 +285,64 @@ class LibraryHistories(unittest.TestCase):
         self.assertEqual(checks_failed(h.check()), ["lease-lost signalled"])
 
 
+class OtherKinds(unittest.TestCase):
+    """The semaphore's and the read/write lock's invariants."""
+
+    @staticmethod
+    def hold(h, hold, asked, granted, released, lease_ms=1000, **kind):
+        h.event(asked, "invoke", "acquire", hold, lease_deadline=int((asked + lease_ms) * MS))
+        h.events[-1].update(kind)  # `kind` is also event()'s parameter (the event's type)
+        h.event(granted, "ok", "acquire", hold)
+        h.event((granted + released) / 2, "ok", "work", hold)
+        return h.event(released, "invoke", "release", hold)
+
+    def semaphore(self, *spans, permits=2, reset=None):
+        h = History()
+        if reset is not None:
+            h.event(reset, "info", "reset", process="nemesis")
+        for i, (start, end) in enumerate(spans):
+            self.hold(h, f"l{i}.s0.1", start, start + 1, end, kind="semaphore", permits=permits)
+        return h.check()
+
+    def test_semaphore_within_its_permits_is_valid(self):
+        self.assertEqual(self.semaphore((0, 100), (10, 50), (60, 120))["violations"], [])
+
+    def test_semaphore_with_more_holders_than_permits(self):
+        result = self.semaphore((0, 100), (10, 90), (20, 80))
+        self.assertEqual(checks_failed(result), ["permits"])
+        self.assertIn("held 2 of the 2", result["violations"][0]["message"])
+
+    def test_semaphore_reset_forgets_the_holders(self):
+        # The server restarted without persistence at 15: the permits taken before are gone.
+        self.assertEqual(self.semaphore((0, 100), (10, 90), (20, 80), reset=15)["violations"], [])
+
+    def read_write(self, *holds):
+        h = History()
+        for i, (mode, start, end) in enumerate(holds):
+            self.hold(h, f"l{i}.r0.1", start, start + 1, end, kind="read-write", mode=mode)
+        return h.check()
+
+    def test_readers_share(self):
+        self.assertEqual(self.read_write(("read", 0, 100), ("read", 10, 90), ("write", 200, 300))["violations"], [])
+
+    def test_writer_while_a_reader_holds(self):
+        result = self.read_write(("read", 0, 100), ("write", 10, 90))
+        self.assertEqual(checks_failed(result), ["readers-writers"])
+        self.assertIn("(write while read)", result["violations"][0]["message"])
+
+    def test_reader_while_a_writer_holds(self):
+        self.assertEqual(checks_failed(self.read_write(("write", 0, 100), ("read", 10, 90))), ["readers-writers"])
+
+    def test_writer_past_its_lease_is_an_unsafe_window(self):
+        h = History()
+        self.hold(h, "l0.r0.1", 0, 1, 400, lease_ms=100, kind="read-write", mode="write")
+        h.event(300, "info", "lease-lost", "l0.r0.1")
+        self.hold(h, "l1.r0.1", 150, 151, 200, kind="read-write", mode="read")
+        result = h.check()
+        self.assertEqual(result["violations"], [])
+        self.assertEqual(len(result["unsafe_windows"]), 1)
+
+
 class CommandLine(unittest.TestCase):
     def test_exit_status_says_whether_the_history_is_valid(self):
         import json

@@ -16,6 +16,9 @@
 //     --work-ms N            the longest pause between a read and its write (100)
 //     --increments N         read-modify-writes per hold (1)
 //     --think-ms N           the longest pause between a release and the next acquire (0)
+//     --kind mutex|semaphore|read-write   the workload (default mutex; the others: blocking API,
+//                            no register: `--increments` steps of work per read/write hold)
+//     --permits N            the semaphore's permits (2)
 //     --replica-sync auto|off
 //     --unfenced             the store is not given the token (a resource without fencing)
 //     --connect-timeout-ms N, --command-timeout-ms N   (1000, 3000)
@@ -100,6 +103,8 @@ int main(int argc, char** argv) {
     else if (flag == "--work-ms") o.work = std::chrono::milliseconds(number(argv[i - 1], value));
     else if (flag == "--increments") o.increments = static_cast<int>(number(argv[i - 1], value));
     else if (flag == "--think-ms") o.think = std::chrono::milliseconds(number(argv[i - 1], value));
+    else if (flag == "--kind") o.kind = value;
+    else if (flag == "--permits") o.permits = static_cast<int>(number(argv[i - 1], value));
     else if (flag == "--replica-sync") sync = value;
     else if (flag == "--connect-timeout-ms") connect_ms = number(argv[i - 1], value);
     else if (flag == "--command-timeout-ms") command_ms = number(argv[i - 1], value);
@@ -109,6 +114,8 @@ int main(int argc, char** argv) {
   if (api != "blocking" && api != "async") usage("--api is blocking or async");
   if (sync != "auto" && sync != "off") usage("--replica-sync is auto or off");
   if (o.workers < 1 || o.locks < 1) usage("--workers and --locks are at least 1");
+  if (o.kind != "mutex" && o.kind != "semaphore" && o.kind != "read-write") usage("--kind is mutex, semaphore or read-write");
+  if (o.kind != "mutex" && api != "blocking") usage("--kind " + o.kind + " runs through the blocking API only");
   std::ifstream in(script_file);
   std::stringstream script;
   script << in.rdbuf();
@@ -150,7 +157,9 @@ int main(int argc, char** argv) {
       deadbolt::blocking_client client(cfg);
       if (client.config_error()) usage("bad config: " + client.config_error().message());
       client.on_lease_lost(lease_lost);
-      verify::run_blocking(o, client, store, holds, stop);
+      if (o.kind == "semaphore") verify::run_semaphore(o, client, stop);
+      else if (o.kind == "read-write") verify::run_read_write(o, client, holds, stop);
+      else verify::run_blocking(o, client, store, holds, stop);
     } else {
       deadbolt::client client(io.get_executor(), cfg);
       if (client.config_error()) usage("bad config: " + client.config_error().message());

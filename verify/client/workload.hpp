@@ -29,6 +29,8 @@ struct workload_options {
   std::chrono::milliseconds work{100};    // the longest pause between a read and its write
   int increments = 1;                     // per hold
   std::chrono::milliseconds think{0};     // the longest pause between a release and the next acquire
+  std::string kind = "mutex";             // mutex (fenced lock and register), semaphore, read-write
+  int permits = 2;                        // the semaphore's
 };
 
 /// Which hold each (lock, owner) has now, for the lease-lost handler, which names only those. The
@@ -52,5 +54,9 @@ void run_blocking(const workload_options& o, deadbolt::blocking_client& locks, f
                   hold_table& holds, const std::atomic<bool>& stop);
 void run_async(const workload_options& o, deadbolt::client& locks, fenced_store& store, hold_table& holds,
                const std::atomic<bool>& stop);
+/// The other kinds (kinds_blocking.cpp), through the blocking API: holds only, no register.
+void run_semaphore(const workload_options& o, deadbolt::blocking_client& locks, const std::atomic<bool>& stop);
+void run_read_write(const workload_options& o, deadbolt::blocking_client& locks, hold_table& holds,
+                    const std::atomic<bool>& stop);
 
 }  // namespace verify
