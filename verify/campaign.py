@@ -77,12 +77,16 @@ LIBRARY_WORKLOADS = {
                           lock_name="verify-semaphore", think_ms=100),
     "rw-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="read-write", increments=2,
                    lock_name="verify-rw", think_ms=100),
+    # A fair lock: granted in arrival order when nothing fails (the checker's `fair order`).
+    "fair-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="fair", increments=1,
+                     lock_name="verify-fair", think_ms=100),
 }
 LIBRARY_LIVENESS_TOLERANCE_MS = 2000
 LIBRARY_SCENARIOS = ["standalone:pause-client:mutex-lib", "standalone:pause-server:mutex-lib-async",
                      "sentinel:kill-master:mutex-lib", "sentinel:cut-replicas-kill-master:mutex-lib-many",
                      "cluster:failover:mutex-lib-async", "standalone:pause-client:semaphore-lib",
-                     "standalone:pause-client:rw-lib", "sentinel:kill-master:rw-lib"]
+                     "standalone:pause-client:rw-lib", "sentinel:kill-master:rw-lib", "standalone:none:fair-lib",
+                     "standalone:pause-client:fair-lib"]
 # The replica-sync nemesis kills a master: its failover repeats tokens as kill-master's does (tolerated),
 # but an acquire reported done while no replica could acknowledge it (the `replica sync` check: issue
 # 25, defect 2) is not.

@@ -42,6 +42,8 @@ Checks (each a function below; each returns the violations it proves):
   permits           a semaphore (acquire `kind` "semaphore", `permits` N): at most N holders at once
   readers-writers   a read/write lock (`kind` "read-write", `mode` read/write): readers share, a
                     writer overlaps no one (mutual exclusion's rules otherwise: leases, unsafe windows)
+  fair order        a fair lock (`kind` "fair"), in a history without faults: a waiter that asked more
+                    than 100 ms before another is granted before it
 
 Only what the history proves is a violation: a bound that is not known exactly is taken in the
 direction that excuses (a lease deadline is a lower bound of the server's expiry; a grant happened
@@ -51,6 +53,7 @@ Usage: checker.py HISTORY [--json OUT] [--tolerance-ms N]; exit 1 when a violati
 """
 import argparse
 import bisect
+import heapq
 import itertools
 import json
 import sys
@@ -180,6 +183,32 @@ def check_permits(holds, resets):
             violations.append(violation("permits", f"{later.id} was granted a permit while {others} held "
                                         f"{len(active)} of the {limit}", *(h.granted for h in active), later.granted))
         active.append(later)
+    return violations
+
+
+FAIR_MARGIN_MS = 100  # how much earlier a waiter must have asked for its place to be sure it was first
+
+
+def check_fair_order(holds, events):
+    """A fair lock, in a history without faults: a waiter that asked (invoke) more than FAIR_MARGIN_MS
+    before another was still waiting when the other was granted, so it must have been granted first.
+    The margin covers the way from the invoke to the server's queue (a thread scheduled late on a
+    loaded machine); a fault may legitimately reorder the queue (an entry expires while the server is
+    away), so a history with faults is not checked."""
+    if any(e.get("process") == "nemesis" and e.get("f") == "start" for e in events):
+        return []
+    granted = sorted((h for h in holds.values() if h.granted and h.invoke), key=lambda h: h.invoke["time"])
+    violations, waiting, i = [], [], 0  # waiting: max-heap (by grant time) of holds asked early enough
+    for later in granted:
+        while i < len(granted) and granted[i].invoke["time"] < later.invoke["time"] - FAIR_MARGIN_MS * NS_PER_MS:
+            heapq.heappush(waiting, (-granted[i].start, granted[i].id, granted[i]))
+            i += 1
+        if waiting and -waiting[0][0] > later.start:
+            _, _, earlier = heapq.heappop(waiting)
+            violations.append(violation(
+                "fair order", f"{later.id} was granted before {earlier.id}, which had asked "
+                f"{(later.invoke['time'] - earlier.invoke['time']) / NS_PER_MS:.0f} ms earlier and was still waiting",
+                earlier.invoke, later.invoke, later.granted, earlier.granted))
     return violations
 
 
@@ -363,6 +392,9 @@ def check_lock(events, tolerance_ns):
         exclusion, windows = check_permits(holds, resets), []
     elif "read-write" in kinds:
         exclusion, windows = check_mutual_exclusion(holds, resets, check="readers-writers")
+    elif "fair" in kinds:
+        exclusion, windows = check_mutual_exclusion(holds, resets)
+        exclusion += check_fair_order(holds, events)
     else:
         exclusion, windows = check_mutual_exclusion(holds, resets)
     store, refused = check_store(events)

@@ -333,6 +333,27 @@ class OtherKinds(unittest.TestCase):
     def test_reader_while_a_writer_holds(self):
         self.assertEqual(checks_failed(self.read_write(("write", 0, 100), ("read", 10, 90))), ["readers-writers"])
 
+    def fair(self, *holds, fault=False):
+        h = History()
+        if fault:
+            h.event(1, "info", "start", process="nemesis").event(2, "info", "stop", process="nemesis")
+        for i, (asked, granted, released) in enumerate(holds):
+            self.hold(h, f"l{i}.f0.1", asked, granted, released, kind="fair")
+        return h.check()
+
+    def test_fair_lock_in_arrival_order_is_valid(self):
+        self.assertEqual(self.fair((0, 1, 100), (10, 101, 200), (20, 201, 300))["violations"], [])
+
+    def test_fair_lock_overtaken_waiter(self):
+        # l2 asked 400 ms after l1 (both waiting for l0), and was granted first.
+        result = self.fair((0, 1, 1000), (100, 1301, 1400), (500, 1001, 1300))
+        self.assertEqual(checks_failed(result), ["fair order"])
+        self.assertIn("l2.f0.1 was granted before l1.f0.1", result["violations"][0]["message"])
+
+    def test_fair_lock_order_within_the_margin_or_with_faults_is_not_judged(self):
+        self.assertEqual(self.fair((0, 1, 1000), (100, 1101, 1200), (150, 1001, 1100))["violations"], [])
+        self.assertEqual(self.fair((0, 1, 1000), (100, 1301, 1400), (500, 1001, 1300), fault=True)["violations"], [])
+
     def test_writer_past_its_lease_is_an_unsafe_window(self):
         h = History()
         self.hold(h, "l0.r0.1", 0, 1, 400, lease_ms=100, kind="read-write", mode="write")

@@ -1,6 +1,6 @@
 // The other kinds' workloads, through the blocking API (workload.hpp): a semaphore (each worker takes
-// one of `permits` permits, works, releases it) and a read/write lock (a worker takes the write half
-// one time in three, else the read half). Each hold is recorded as the mutex's are, with its `kind`
+// one of `permits` permits, works, releases it), a read/write lock (a worker takes the write half
+// one time in three, else the read half) and a fair lock. Each hold is recorded as the mutex's are, with its `kind`
 // (and the semaphore's `permits`), so that the checker applies the kind's invariant: at most
 // `permits` holders at once; readers share, a writer excludes everyone.
 #include <random>
@@ -56,13 +56,15 @@ void semaphore_worker(const workload_options& o, int w, deadbolt::blocking_clien
 }
 
 template <typename Half>
-bool hold_half(const workload_options& o, Half& half, const char* mode, const std::string& hold,
+bool hold_half(const workload_options& o, Half& half, const char* kind, const char* mode, const std::string& hold,
                const std::string& name, hold_table& holds, std::minstd_rand& random) {
   const auto owner = static_cast<std::int64_t>(deadbolt::port::thread_id());
   const auto lease = o.lease.count() > 0 ? o.lease : o.watchdog;
   const std::int64_t asked = now_ns();
-  event(o.process, "invoke", "acquire", asked).with("hold", hold).with("lock", name).with("kind", "read-write")
-      .with("mode", mode).with("deadline", asked + std::chrono::nanoseconds(o.wait).count())
+  event invoke(o.process, "invoke", "acquire", asked);
+  invoke.with("hold", hold).with("lock", name).with("kind", kind);
+  if (mode) invoke.with("mode", mode);
+  invoke.with("deadline", asked + std::chrono::nanoseconds(o.wait).count())
       .with("lease_deadline", asked + std::chrono::nanoseconds(lease).count()).emit();
   std::error_code ec;
   holds.set(name, owner, hold);
@@ -99,9 +101,23 @@ void read_write_worker(const workload_options& o, int w, deadbolt::blocking_clie
   std::minstd_rand random(static_cast<std::uint32_t>(now_ns() ^ (w * 7919)));
   for (int n = 1; !stop; ++n) {
     const std::string hold = o.process + ".r" + std::to_string(w) + "." + std::to_string(n);
-    const bool ok = random() % 3 == 0 ? hold_half(o, rw.write(), "write", hold, name, holds, random)
-                                      : hold_half(o, rw.read(), "read", hold, name, holds, random);
+    const bool ok = random() % 3 == 0 ? hold_half(o, rw.write(), "read-write", "write", hold, name, holds, random)
+                                      : hold_half(o, rw.read(), "read-write", "read", hold, name, holds, random);
     if (!ok) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    pause(random, o.think);
+  }
+}
+
+void fair_worker(const workload_options& o, int w, deadbolt::blocking_client& client, hold_table& holds,
+                 const std::atomic<bool>& stop) {
+  const std::string name = lock_of(o, w);
+  auto lock = client.fair_lock(name);
+  std::minstd_rand random(static_cast<std::uint32_t>(now_ns() ^ (w * 7919)));
+  for (int n = 1; !stop; ++n) {
+    const std::string hold = o.process + ".f" + std::to_string(w) + "." + std::to_string(n);
+    if (!hold_half(o, lock, "fair", nullptr, hold, name, holds, random)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     pause(random, o.think);
   }
 }
@@ -127,6 +143,11 @@ void run_semaphore(const workload_options& o, deadbolt::blocking_client& client,
 void run_read_write(const workload_options& o, deadbolt::blocking_client& client, hold_table& holds,
                     const std::atomic<bool>& stop) {
   run_threads(o, [&](int w) { read_write_worker(o, w, client, holds, stop); });
+}
+
+void run_fair(const workload_options& o, deadbolt::blocking_client& client, hold_table& holds,
+              const std::atomic<bool>& stop) {
+  run_threads(o, [&](int w) { fair_worker(o, w, client, holds, stop); });
 }
 
 }  // namespace verify

@@ -16,8 +16,8 @@
 //     --work-ms N            the longest pause between a read and its write (100)
 //     --increments N         read-modify-writes per hold (1)
 //     --think-ms N           the longest pause between a release and the next acquire (0)
-//     --kind mutex|semaphore|read-write   the workload (default mutex; the others: blocking API,
-//                            no register: `--increments` steps of work per read/write hold)
+//     --kind mutex|semaphore|read-write|fair   the workload (default mutex; the others: blocking
+//                            API, no register: `--increments` steps of work per read/write or fair hold)
 //     --permits N            the semaphore's permits (2)
 //     --replica-sync auto|off
 //     --unfenced             the store is not given the token (a resource without fencing)
@@ -114,7 +114,9 @@ int main(int argc, char** argv) {
   if (api != "blocking" && api != "async") usage("--api is blocking or async");
   if (sync != "auto" && sync != "off") usage("--replica-sync is auto or off");
   if (o.workers < 1 || o.locks < 1) usage("--workers and --locks are at least 1");
-  if (o.kind != "mutex" && o.kind != "semaphore" && o.kind != "read-write") usage("--kind is mutex, semaphore or read-write");
+  if (o.kind != "mutex" && o.kind != "semaphore" && o.kind != "read-write" && o.kind != "fair") {
+    usage("--kind is mutex, semaphore, read-write or fair");
+  }
   if (o.kind != "mutex" && api != "blocking") usage("--kind " + o.kind + " runs through the blocking API only");
   std::ifstream in(script_file);
   std::stringstream script;
@@ -159,6 +161,7 @@ int main(int argc, char** argv) {
       client.on_lease_lost(lease_lost);
       if (o.kind == "semaphore") verify::run_semaphore(o, client, stop);
       else if (o.kind == "read-write") verify::run_read_write(o, client, holds, stop);
+      else if (o.kind == "fair") verify::run_fair(o, client, holds, stop);
       else verify::run_blocking(o, client, store, holds, stop);
     } else {
       deadbolt::client client(io.get_executor(), cfg);

@@ -29,7 +29,7 @@ struct workload_options {
   std::chrono::milliseconds work{100};    // the longest pause between a read and its write
   int increments = 1;                     // per hold
   std::chrono::milliseconds think{0};     // the longest pause between a release and the next acquire
-  std::string kind = "mutex";             // mutex (fenced lock and register), semaphore, read-write
+  std::string kind = "mutex";             // mutex (fenced lock and register), semaphore, read-write, fair
   int permits = 2;                        // the semaphore's
 };
 
@@ -58,5 +58,7 @@ void run_async(const workload_options& o, deadbolt::client& locks, fenced_store&
 void run_semaphore(const workload_options& o, deadbolt::blocking_client& locks, const std::atomic<bool>& stop);
 void run_read_write(const workload_options& o, deadbolt::blocking_client& locks, hold_table& holds,
                     const std::atomic<bool>& stop);
+void run_fair(const workload_options& o, deadbolt::blocking_client& locks, hold_table& holds,
+              const std::atomic<bool>& stop);
 
 }  // namespace verify
