@@ -29,6 +29,7 @@ from history import History  # noqa: E402
 from library import LibraryClient  # noqa: E402
 from mutex import MutexClient  # noqa: E402
 from nemesis import NEMESES  # noqa: E402
+from redlock import RedLockServers  # noqa: E402
 from sync_nemesis import SYNC_NEMESES  # noqa: E402
 from resp import Redis  # noqa: E402
 from topology import TOPOLOGIES  # noqa: E402
@@ -59,6 +60,11 @@ TOLERATED.update({f"sentinel-sync-off:{n}": {"tokens", "mutual exclusion"} for n
 
 
 NEMESES.update(SYNC_NEMESES)
+# The red lock's servers are standalone servers: the nemeses of one server (the first: a minority)
+# and of a client act on them too.
+TOPOLOGIES.update({f"redlock-{n}": (lambda d, n=n: RedLockServers(d, n)) for n in (3, 5)})
+for _name in ("pause-server", "kill-server", "pause-client"):
+    NEMESES[_name].kinds = NEMESES[_name].kinds | {"redlock"}
 
 # The library workloads (verify/client, verify/workload/library.py): a few client processes, each one
 # deadbolt client with several workers, through the blocking or the async API. `mutex-lib` and
@@ -77,6 +83,9 @@ LIBRARY_WORKLOADS = {
                           lock_name="verify-semaphore", think_ms=100),
     "rw-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="read-write", increments=2,
                    lock_name="verify-rw", think_ms=100),
+    # A red lock over the redlock-N topologies' servers (a majority held counts).
+    "redlock-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="red", increments=1,
+                        lock_name="verify-red", think_ms=100),
     # A fair lock: granted in arrival order when nothing fails (the checker's `fair order`).
     "fair-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="fair", increments=1,
                      lock_name="verify-fair", think_ms=100),
@@ -86,7 +95,8 @@ LIBRARY_SCENARIOS = ["standalone:pause-client:mutex-lib", "standalone:pause-serv
                      "sentinel:kill-master:mutex-lib", "sentinel:cut-replicas-kill-master:mutex-lib-many",
                      "cluster:failover:mutex-lib-async", "standalone:pause-client:semaphore-lib",
                      "standalone:pause-client:rw-lib", "sentinel:kill-master:rw-lib", "standalone:none:fair-lib",
-                     "standalone:pause-client:fair-lib"]
+                     "standalone:pause-client:fair-lib", "redlock-3:pause-server:redlock-lib",
+                     "redlock-3:kill-server:redlock-lib", "redlock-5:kill-server:redlock-lib"]
 # The replica-sync nemesis kills a master: its failover repeats tokens as kill-master's does (tolerated),
 # but an acquire reported done while no replica could acknowledge it (the `replica sync` check: issue
 # 25, defect 2) is not.
@@ -118,7 +128,8 @@ def applies(topology, nemesis):
 
 # Every applicable pair, but sync off only with the faults that replica sync is about.
 ALL = ([f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES] if applies(t, n)
-        and n not in SYNC_NEMESES and (t != "sentinel-sync-off" or n in ("failover", "kill-master", "pause-master"))]
+        and n not in SYNC_NEMESES and not t.startswith("redlock")  # the red lock's: library scenarios only
+        and (t != "sentinel-sync-off" or n in ("failover", "kill-master", "pause-master"))]
        + ["standalone:pause-client:mutex-unfenced"] + LIBRARY_SCENARIOS)
 WORKLOADS = {"mutex": True, "mutex-unfenced": False}  # whether the store is given the fencing token
 WORKLOADS.update({w: True for w in LIBRARY_WORKLOADS})
@@ -143,6 +154,8 @@ def make_workers(workload, history, topology, directory, deadbolt, library_clien
         sync = "off" if "--replica-sync" in getattr(topology, "cli_args", []) else "auto"
         own_locks = spec.pop("own_locks", False)
         base = spec.pop("lock_name", "verify-mutex")
+        if spec.get("kind") == "red":
+            spec["red_urls"] = topology.red_urls()
         return [LibraryClient(f"l{i + 1}", library_client, history, topology.url(i), topology.store.port, directory,
                               wait_ms=WAIT_MS, replica_sync=sync,
                               lock_name=f"{base}-l{i + 1}" if own_locks else base, **spec)

@@ -1,6 +1,6 @@
 // The other kinds' workloads, through the blocking API (workload.hpp): a semaphore (each worker takes
 // one of `permits` permits, works, releases it), a read/write lock (a worker takes the write half
-// one time in three, else the read half) and a fair lock. Each hold is recorded as the mutex's are, with its `kind`
+// one time in three, else the read half), a fair lock, and a red lock over independent servers. Each hold is recorded as the mutex's are, with its `kind`
 // (and the semaphore's `permits`), so that the checker applies the kind's invariant: at most
 // `permits` holders at once; readers share, a writer excludes everyone.
 #include <random>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <deadbolt/blocking.hpp>
+#include <deadbolt/blocking_multi_lock.hpp>
 #include <deadbolt/port/hooks.hpp>
 
 #include "history.hpp"
@@ -122,6 +123,53 @@ void fair_worker(const workload_options& o, int w, deadbolt::blocking_client& cl
   }
 }
 
+// A red lock over every server's client: the same name on each, a majority held counts.
+void red_worker(const workload_options& o, int w, std::vector<std::unique_ptr<deadbolt::blocking_client>>& clients,
+                const std::atomic<bool>& stop) {
+  const std::string name = lock_of(o, w);
+  std::vector<deadbolt::blocking_lock> members;
+  for (auto& c : clients) members.push_back(c->lock(name));
+  deadbolt::blocking_red_lock lock(std::move(members));
+  std::minstd_rand random(static_cast<std::uint32_t>(now_ns() ^ (w * 7919)));
+  for (int n = 1; !stop; ++n) {
+    const std::string hold = o.process + ".x" + std::to_string(w) + "." + std::to_string(n);
+    const std::int64_t asked = now_ns();
+    event(o.process, "invoke", "acquire", asked).with("hold", hold).with("lock", name).with("kind", "red")
+        .with("members", static_cast<std::int64_t>(clients.size()))
+        .with("deadline", asked + std::chrono::nanoseconds(o.wait).count())
+        .with("lease_deadline", asked + std::chrono::nanoseconds(o.watchdog).count()).emit();
+    bool got = false;
+    std::string error = "timeout";
+    try {
+      got = lock.try_lock_for(o.wait);  // the watchdog's lease; the error_code form takes no wait
+    } catch (const std::system_error& e) {
+      error = e.code().message();
+    }
+    if (!got) {
+      hold_event(o, "fail", "acquire", hold, name).with("error", error).emit();
+      if (error != "timeout") std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      pause(random, o.think);
+      continue;
+    }
+    hold_event(o, "ok", "acquire", hold, name).emit();
+    for (int i = 0; i < o.increments; ++i) {
+      pause(random, o.work);
+      const std::int64_t at = now_ns();
+      if (const std::int64_t deadline = blocking_lease_deadline(lock, at)) {
+        hold_event(o, "ok", "lease", hold, name).with("lease_deadline", deadline).with("source", "valid_for").emit();
+      }
+      hold_event(o, "ok", "work", hold, name).emit();
+    }
+    hold_event(o, "invoke", "release", hold, name).emit();
+    std::error_code ec;
+    lock.unlock(ec);
+    event released = hold_event(o, ec ? "fail" : "ok", "unlock", hold, name);
+    if (ec) released.with("error", ec.message());
+    released.emit();
+    pause(random, o.think);
+  }
+}
+
 template <typename Worker>
 void run_threads(const workload_options& o, Worker worker) {
   std::vector<std::thread> threads;
@@ -148,6 +196,11 @@ void run_read_write(const workload_options& o, deadbolt::blocking_client& client
 void run_fair(const workload_options& o, deadbolt::blocking_client& client, hold_table& holds,
               const std::atomic<bool>& stop) {
   run_threads(o, [&](int w) { fair_worker(o, w, client, holds, stop); });
+}
+
+void run_red(const workload_options& o, std::vector<std::unique_ptr<deadbolt::blocking_client>>& clients,
+             const std::atomic<bool>& stop) {
+  run_threads(o, [&](int w) { red_worker(o, w, clients, stop); });
 }
 
 }  // namespace verify

@@ -19,13 +19,16 @@
 //     --kind mutex|semaphore|read-write|fair   the workload (default mutex; the others: blocking
 //                            API, no register: `--increments` steps of work per read/write or fair hold)
 //     --permits N            the semaphore's permits (2)
+//     --red-urls URL,URL,... --kind red: a red lock over one client per URL (independent servers)
 //     --replica-sync auto|off
 //     --unfenced             the store is not given the token (a resource without fencing)
 //     --connect-timeout-ms N, --command-timeout-ms N   (1000, 3000)
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -78,7 +81,7 @@ long number(const char* flag, const char* text) {
 int main(int argc, char** argv) {
   verify::workload_options o;
   o.watchdog = std::chrono::milliseconds(3000);
-  std::string url, api = "blocking", script_file, sync = "auto";
+  std::string url, api = "blocking", script_file, sync = "auto", red_urls;
   long store_port = 0, connect_ms = 1000, command_ms = 3000;
   bool fenced = true;
   for (int i = 1; i < argc; ++i) {
@@ -105,6 +108,7 @@ int main(int argc, char** argv) {
     else if (flag == "--think-ms") o.think = std::chrono::milliseconds(number(argv[i - 1], value));
     else if (flag == "--kind") o.kind = value;
     else if (flag == "--permits") o.permits = static_cast<int>(number(argv[i - 1], value));
+    else if (flag == "--red-urls") red_urls = value;
     else if (flag == "--replica-sync") sync = value;
     else if (flag == "--connect-timeout-ms") connect_ms = number(argv[i - 1], value);
     else if (flag == "--command-timeout-ms") command_ms = number(argv[i - 1], value);
@@ -114,9 +118,10 @@ int main(int argc, char** argv) {
   if (api != "blocking" && api != "async") usage("--api is blocking or async");
   if (sync != "auto" && sync != "off") usage("--replica-sync is auto or off");
   if (o.workers < 1 || o.locks < 1) usage("--workers and --locks are at least 1");
-  if (o.kind != "mutex" && o.kind != "semaphore" && o.kind != "read-write" && o.kind != "fair") {
-    usage("--kind is mutex, semaphore, read-write or fair");
+  if (o.kind != "mutex" && o.kind != "semaphore" && o.kind != "read-write" && o.kind != "fair" && o.kind != "red") {
+    usage("--kind is mutex, semaphore, read-write, fair or red");
   }
+  if ((o.kind == "red") != !red_urls.empty()) usage("--kind red and --red-urls go together");
   if (o.kind != "mutex" && api != "blocking") usage("--kind " + o.kind + " runs through the blocking API only");
   std::ifstream in(script_file);
   std::stringstream script;
@@ -162,6 +167,19 @@ int main(int argc, char** argv) {
       if (o.kind == "semaphore") verify::run_semaphore(o, client, stop);
       else if (o.kind == "read-write") verify::run_read_write(o, client, holds, stop);
       else if (o.kind == "fair") verify::run_fair(o, client, holds, stop);
+      else if (o.kind == "red") {
+        std::vector<std::unique_ptr<deadbolt::blocking_client>> members;
+        for (std::size_t from = 0; from <= red_urls.size();) {
+          const std::size_t comma = std::min(red_urls.find(',', from), red_urls.size());
+          deadbolt::config member = cfg;
+          member.url = red_urls.substr(from, comma - from);
+          members.push_back(std::make_unique<deadbolt::blocking_client>(member));
+          if (members.back()->config_error()) usage("bad --red-urls member: " + member.url);
+          members.back()->on_lease_lost(lease_lost);
+          from = comma + 1;
+        }
+        verify::run_red(o, members, stop);
+      }
       else verify::run_blocking(o, client, store, holds, stop);
     } else {
       deadbolt::client client(io.get_executor(), cfg);

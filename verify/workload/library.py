@@ -23,7 +23,7 @@ class LibraryClient(threading.Thread):
     def __init__(self, name, program, history, url, store_port, log_dir, api="blocking", workers=4, locks=1,
                  lock_name="verify-mutex", lease_ms=0, watchdog_ms=3000, wait_ms=6000, work_ms=100,
                  increments=1, think_ms=0, fenced=True, replica_sync="auto", kind="mutex", permits=2,
-                 command_timeout_ms=1000):
+                 command_timeout_ms=1000, red_urls=()):
         super().__init__(name=name, daemon=True)
         self.client = name
         self.history = history
@@ -37,7 +37,8 @@ class LibraryClient(threading.Thread):
                         "--think-ms", str(think_ms), "--kind", kind, "--permits", str(permits),
                         # as the CLI workload's `--connect-timeout 1s`, which deadbolt run uses for both
                         "--connect-timeout-ms", "1000", "--command-timeout-ms", str(command_timeout_ms),
-                        "--replica-sync", replica_sync, *([] if fenced else ["--unfenced"])]
+                        "--replica-sync", replica_sync, *([] if fenced else ["--unfenced"]),
+                        *(["--red-urls", ",".join(red_urls)] if red_urls else [])]
         self.log = open(os.path.join(log_dir, f"{name}.log"), "ab")
         self.process = None
         self.open_holds = set()      # granted, not yet released
