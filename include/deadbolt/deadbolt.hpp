@@ -10,7 +10,6 @@
 #include "deadbolt/error.hpp"
 #include "deadbolt/expirable_semaphore.hpp"
 #include "deadbolt/fair_lock.hpp"
-#include "deadbolt/fenced_write.hpp"
 #include "deadbolt/multi_lock.hpp"
 #include "deadbolt/observability.hpp"
 #include "deadbolt/owner_id.hpp"
