@@ -142,7 +142,9 @@ HEAL_SECONDS = 2  # between two faults
 def valid_scenario(scenario):
     parts = scenario.split(":")
     return (len(parts) in (2, 3) and parts[0] in TOPOLOGIES and parts[1] in ("none", *NEMESES)
-            and applies(parts[0], parts[1]) and (len(parts) == 2 or parts[2] in WORKLOADS))
+            and applies(parts[0], parts[1]) and (len(parts) == 2 or parts[2] in WORKLOADS)
+            # the red lock's workload needs several independent servers
+            and (len(parts) == 2 or (parts[2] == "redlock-lib") == parts[0].startswith("redlock")))
 
 
 def make_workers(workload, history, topology, directory, deadbolt, library_client, clients):
