@@ -86,6 +86,9 @@ LIBRARY_WORKLOADS = {
     # A red lock over the redlock-N topologies' servers (a majority held counts).
     "redlock-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="red", increments=1,
                         lock_name="verify-red", think_ms=100),
+    # A multi lock over verify-multi-a and -b (even workers) beside holders of one of them (odd).
+    "multi-lib": dict(processes=2, api="blocking", workers=4, locks=1, kind="multi", increments=1,
+                      lock_name="verify-multi", think_ms=100),
     # A fair lock: granted in arrival order when nothing fails (the checker's `fair order`).
     "fair-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="fair", increments=1,
                      lock_name="verify-fair", think_ms=100),
@@ -95,7 +98,8 @@ LIBRARY_SCENARIOS = ["standalone:pause-client:mutex-lib", "standalone:pause-serv
                      "sentinel:kill-master:mutex-lib", "sentinel:cut-replicas-kill-master:mutex-lib-many",
                      "cluster:failover:mutex-lib-async", "standalone:pause-client:semaphore-lib",
                      "standalone:pause-client:rw-lib", "sentinel:kill-master:rw-lib", "standalone:none:fair-lib",
-                     "standalone:pause-client:fair-lib", "redlock-3:pause-server:redlock-lib",
+                     "standalone:pause-client:fair-lib", "standalone:none:multi-lib",
+                     "standalone:pause-client:multi-lib", "redlock-3:pause-server:redlock-lib",
                      "redlock-3:kill-server:redlock-lib", "redlock-5:kill-server:redlock-lib"]
 # The replica-sync nemesis kills a master: its failover repeats tokens as kill-master's does (tolerated),
 # but an acquire reported done while no replica could acknowledge it (the `replica sync` check: issue

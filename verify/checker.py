@@ -23,7 +23,8 @@ writes made under it, its lease deadline, a lease-lost signal, its release). Oth
              acknowledge a write (every replication link cut); "replica_sync": whether the clients
              use replica sync
     lock     on every event of a hold and on a final read: which lock (a library client's workers may
-             use several; each lock is checked on its own)
+             use several; each lock is checked on its own); "locks" ("a,b", on a multi lock's acquire):
+             every lock the hold holds, with each of which it is checked
     final-read  ok (process "runner"): "value", the register after the run
 
 Checks (each a function below; each returns the violations it proves):
@@ -377,8 +378,17 @@ def partitions(events):
     locks = sorted({e["lock"] for e in events if e.get("lock") is not None})
     if not locks:
         return [(None, events)]
+    # A multi lock's hold names all its locks ("locks": "a,b" on its acquire): it is checked with each.
+    hold_locks = {}
+    for e in events:
+        if "hold" in e and e.get("locks"):
+            hold_locks[e["hold"]] = set(e["locks"].split(","))
+    locks = sorted(set(locks).union(*hold_locks.values()))
+
+    def of(e):
+        return hold_locks.get(e.get("hold")) or {e.get("lock")}
     shared = [e for e in events if e.get("lock") is None and "hold" not in e and e.get("f") != "final-read"]
-    return [(lock, sorted([e for e in events if e.get("lock") == lock] + shared, key=lambda e: e["time"]))
+    return [(lock, sorted([e for e in events if lock in of(e)] + shared, key=lambda e: e["time"]))
             for lock in locks]
 
 

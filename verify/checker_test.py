@@ -354,6 +354,20 @@ class OtherKinds(unittest.TestCase):
         self.assertEqual(self.fair((0, 1, 1000), (100, 1101, 1200), (150, 1001, 1100))["violations"], [])
         self.assertEqual(self.fair((0, 1, 1000), (100, 1301, 1400), (500, 1001, 1300), fault=True)["violations"], [])
 
+    def multi(self, *holds):
+        h = History()
+        for i, (locks, start, end) in enumerate(holds):
+            self.hold(h, f"l{i}.m0.1", start, start + 1, end, kind="multi", **({"locks": locks} if "," in locks else {}))
+            for e in h.events[-4:]:
+                e["lock"] = locks.split(",")[0]
+        return h.check()
+
+    def test_multi_lock_beside_its_members(self):
+        self.assertEqual(self.multi(("a,b", 0, 100), ("a", 200, 300), ("b", 250, 400))["violations"], [])
+        result = self.multi(("a,b", 0, 100), ("b", 50, 150))  # b taken while the multi lock held it
+        self.assertEqual(checks_failed(result), ["mutual exclusion"])
+        self.assertEqual({v["lock"] for v in result["violations"]}, {"b"})
+
     def test_writer_past_its_lease_is_an_unsafe_window(self):
         h = History()
         self.hold(h, "l0.r0.1", 0, 1, 400, lease_ms=100, kind="read-write", mode="write")

@@ -1,8 +1,10 @@
 // The other kinds' workloads, through the blocking API (workload.hpp): a semaphore (each worker takes
 // one of `permits` permits, works, releases it), a read/write lock (a worker takes the write half
-// one time in three, else the read half), a fair lock, and a red lock over independent servers. Each hold is recorded as the mutex's are, with its `kind`
+// one time in three, else the read half), a fair lock, a multi lock beside its members, and a red
+// lock over independent servers. Each hold is recorded as the mutex's are, with its `kind`
 // (and the semaphore's `permits`), so that the checker applies the kind's invariant: at most
 // `permits` holders at once; readers share, a writer excludes everyone.
+#include <algorithm>
 #include <random>
 #include <thread>
 #include <vector>
@@ -123,9 +125,65 @@ void fair_worker(const workload_options& o, int w, deadbolt::blocking_client& cl
   }
 }
 
+/// One hold of a composite (a red lock, a multi lock): `members`, when set, lists the locks it holds
+/// ("a,b": the checker checks it with each of them). The lease-lost handler names a member lock and
+/// the calling thread (the members' owner): the hold is in `holds` under each member's name. False
+/// when the acquire failed with an error.
+template <typename Lock>
+bool hold_composite(const workload_options& o, Lock& lock, const char* kind, const std::string& hold,
+                    const std::string& name, const std::string& members, hold_table& holds, std::minstd_rand& random) {
+  const auto owner = static_cast<std::int64_t>(deadbolt::port::thread_id());
+  std::vector<std::string> names;
+  for (std::size_t from = 0; from <= members.size();) {
+    const std::size_t comma = std::min(members.find(',', from), members.size());
+    names.push_back(members.empty() ? name : members.substr(from, comma - from));
+    from = comma + 1;
+  }
+  for (const auto& n : names) holds.set(n, owner, hold);
+  struct forget {
+    hold_table& holds;
+    const std::vector<std::string>& names;
+    std::int64_t owner;
+    ~forget() { for (const auto& n : names) holds.clear(n, owner); }
+  } forget_holds{holds, names, owner};
+  const std::int64_t asked = now_ns();
+  event invoke(o.process, "invoke", "acquire", asked);
+  invoke.with("hold", hold).with("lock", name).with("kind", kind);
+  if (!members.empty()) invoke.with("locks", members);
+  invoke.with("deadline", asked + std::chrono::nanoseconds(o.wait).count())
+      .with("lease_deadline", asked + std::chrono::nanoseconds(o.watchdog).count()).emit();
+  bool got = false;
+  std::string error = "timeout";
+  try {
+    got = lock.try_lock_for(o.wait);  // the watchdog's lease; the error_code form takes no wait
+  } catch (const std::system_error& e) {
+    error = e.code().message();
+  }
+  if (!got) {
+    hold_event(o, "fail", "acquire", hold, name).with("error", error).emit();
+    return error == "timeout";
+  }
+  hold_event(o, "ok", "acquire", hold, name).emit();
+  for (int i = 0; i < o.increments; ++i) {
+    pause(random, o.work);
+    const std::int64_t at = now_ns();
+    if (const std::int64_t deadline = blocking_lease_deadline(lock, at)) {
+      hold_event(o, "ok", "lease", hold, name).with("lease_deadline", deadline).with("source", "valid_for").emit();
+    }
+    hold_event(o, "ok", "work", hold, name).emit();
+  }
+  hold_event(o, "invoke", "release", hold, name).emit();
+  std::error_code ec;
+  lock.unlock(ec);
+  event released = hold_event(o, ec ? "fail" : "ok", "unlock", hold, name);
+  if (ec) released.with("error", ec.message());
+  released.emit();
+  return true;
+}
+
 // A red lock over every server's client: the same name on each, a majority held counts.
 void red_worker(const workload_options& o, int w, std::vector<std::unique_ptr<deadbolt::blocking_client>>& clients,
-                const std::atomic<bool>& stop) {
+                hold_table& holds, const std::atomic<bool>& stop) {
   const std::string name = lock_of(o, w);
   std::vector<deadbolt::blocking_lock> members;
   for (auto& c : clients) members.push_back(c->lock(name));
@@ -133,39 +191,31 @@ void red_worker(const workload_options& o, int w, std::vector<std::unique_ptr<de
   std::minstd_rand random(static_cast<std::uint32_t>(now_ns() ^ (w * 7919)));
   for (int n = 1; !stop; ++n) {
     const std::string hold = o.process + ".x" + std::to_string(w) + "." + std::to_string(n);
-    const std::int64_t asked = now_ns();
-    event(o.process, "invoke", "acquire", asked).with("hold", hold).with("lock", name).with("kind", "red")
-        .with("members", static_cast<std::int64_t>(clients.size()))
-        .with("deadline", asked + std::chrono::nanoseconds(o.wait).count())
-        .with("lease_deadline", asked + std::chrono::nanoseconds(o.watchdog).count()).emit();
-    bool got = false;
-    std::string error = "timeout";
-    try {
-      got = lock.try_lock_for(o.wait);  // the watchdog's lease; the error_code form takes no wait
-    } catch (const std::system_error& e) {
-      error = e.code().message();
+    if (!hold_composite(o, lock, "red", hold, name, "", holds, random)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    if (!got) {
-      hold_event(o, "fail", "acquire", hold, name).with("error", error).emit();
-      if (error != "timeout") std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      pause(random, o.think);
-      continue;
+    pause(random, o.think);
+  }
+}
+
+// Two locks, `<lock>-a` and `<lock>-b`: even workers take both at once (a multi lock), odd workers
+// one of them alone, in turn. A multi lock's hold is checked with each of its locks.
+void multi_worker(const workload_options& o, int w, deadbolt::blocking_client& client, hold_table& holds,
+                  const std::atomic<bool>& stop) {
+  const std::string a = o.lock + "-a", b = o.lock + "-b";
+  deadbolt::blocking_multi_lock both({client.lock(a), client.lock(b)});
+  auto lock_a = client.lock(a), lock_b = client.lock(b);
+  std::minstd_rand random(static_cast<std::uint32_t>(now_ns() ^ (w * 7919)));
+  for (int n = 1; !stop; ++n) {
+    const std::string hold = o.process + ".m" + std::to_string(w) + "." + std::to_string(n);
+    bool ok = true;
+    if (w % 2 == 0) {
+      ok = hold_composite(o, both, "multi", hold, a, a + "," + b, holds, random);
+    } else {
+      const bool first = n % 2 == 0;
+      ok = hold_half(o, first ? lock_a : lock_b, "multi", nullptr, hold, first ? a : b, holds, random);
     }
-    hold_event(o, "ok", "acquire", hold, name).emit();
-    for (int i = 0; i < o.increments; ++i) {
-      pause(random, o.work);
-      const std::int64_t at = now_ns();
-      if (const std::int64_t deadline = blocking_lease_deadline(lock, at)) {
-        hold_event(o, "ok", "lease", hold, name).with("lease_deadline", deadline).with("source", "valid_for").emit();
-      }
-      hold_event(o, "ok", "work", hold, name).emit();
-    }
-    hold_event(o, "invoke", "release", hold, name).emit();
-    std::error_code ec;
-    lock.unlock(ec);
-    event released = hold_event(o, ec ? "fail" : "ok", "unlock", hold, name);
-    if (ec) released.with("error", ec.message());
-    released.emit();
+    if (!ok) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     pause(random, o.think);
   }
 }
@@ -198,9 +248,14 @@ void run_fair(const workload_options& o, deadbolt::blocking_client& client, hold
   run_threads(o, [&](int w) { fair_worker(o, w, client, holds, stop); });
 }
 
+void run_multi(const workload_options& o, deadbolt::blocking_client& client, hold_table& holds,
+               const std::atomic<bool>& stop) {
+  run_threads(o, [&](int w) { multi_worker(o, w, client, holds, stop); });
+}
+
 void run_red(const workload_options& o, std::vector<std::unique_ptr<deadbolt::blocking_client>>& clients,
-             const std::atomic<bool>& stop) {
-  run_threads(o, [&](int w) { red_worker(o, w, clients, stop); });
+             hold_table& holds, const std::atomic<bool>& stop) {
+  run_threads(o, [&](int w) { red_worker(o, w, clients, holds, stop); });
 }
 
 }  // namespace verify

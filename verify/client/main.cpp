@@ -16,7 +16,7 @@
 //     --work-ms N            the longest pause between a read and its write (100)
 //     --increments N         read-modify-writes per hold (1)
 //     --think-ms N           the longest pause between a release and the next acquire (0)
-//     --kind mutex|semaphore|read-write|fair   the workload (default mutex; the others: blocking
+//     --kind mutex|semaphore|read-write|fair|multi|red   the workload (default mutex; the others: blocking
 //                            API, no register: `--increments` steps of work per read/write or fair hold)
 //     --permits N            the semaphore's permits (2)
 //     --red-urls URL,URL,... --kind red: a red lock over one client per URL (independent servers)
@@ -118,8 +118,9 @@ int main(int argc, char** argv) {
   if (api != "blocking" && api != "async") usage("--api is blocking or async");
   if (sync != "auto" && sync != "off") usage("--replica-sync is auto or off");
   if (o.workers < 1 || o.locks < 1) usage("--workers and --locks are at least 1");
-  if (o.kind != "mutex" && o.kind != "semaphore" && o.kind != "read-write" && o.kind != "fair" && o.kind != "red") {
-    usage("--kind is mutex, semaphore, read-write, fair or red");
+  if (o.kind != "mutex" && o.kind != "semaphore" && o.kind != "read-write" && o.kind != "fair" && o.kind != "red" &&
+      o.kind != "multi") {
+    usage("--kind is mutex, semaphore, read-write, fair, multi or red");
   }
   if ((o.kind == "red") != !red_urls.empty()) usage("--kind red and --red-urls go together");
   if (o.kind != "mutex" && api != "blocking") usage("--kind " + o.kind + " runs through the blocking API only");
@@ -167,6 +168,7 @@ int main(int argc, char** argv) {
       if (o.kind == "semaphore") verify::run_semaphore(o, client, stop);
       else if (o.kind == "read-write") verify::run_read_write(o, client, holds, stop);
       else if (o.kind == "fair") verify::run_fair(o, client, holds, stop);
+      else if (o.kind == "multi") verify::run_multi(o, client, holds, stop);
       else if (o.kind == "red") {
         std::vector<std::unique_ptr<deadbolt::blocking_client>> members;
         for (std::size_t from = 0; from <= red_urls.size();) {
@@ -178,7 +180,7 @@ int main(int argc, char** argv) {
           members.back()->on_lease_lost(lease_lost);
           from = comma + 1;
         }
-        verify::run_red(o, members, stop);
+        verify::run_red(o, members, holds, stop);
       }
       else verify::run_blocking(o, client, store, holds, stop);
     } else {

@@ -32,7 +32,7 @@ struct workload_options {
   std::chrono::milliseconds work{100};    // the longest pause between a read and its write
   int increments = 1;                     // per hold
   std::chrono::milliseconds think{0};     // the longest pause between a release and the next acquire
-  std::string kind = "mutex";             // mutex (fenced lock and register), semaphore, read-write, fair, red
+  std::string kind = "mutex";             // mutex (fenced lock and register), semaphore, read-write, fair, multi, red
   int permits = 2;                        // the semaphore's
 };
 
@@ -63,8 +63,11 @@ void run_read_write(const workload_options& o, deadbolt::blocking_client& locks,
                     const std::atomic<bool>& stop);
 void run_fair(const workload_options& o, deadbolt::blocking_client& locks, hold_table& holds,
               const std::atomic<bool>& stop);
+/// A multi lock over `<lock>-a` and `<lock>-b` (even workers) beside holders of one of them (odd).
+void run_multi(const workload_options& o, deadbolt::blocking_client& locks, hold_table& holds,
+               const std::atomic<bool>& stop);
 /// A red lock over one client per server (`--red-urls`).
 void run_red(const workload_options& o, std::vector<std::unique_ptr<deadbolt::blocking_client>>& clients,
-             const std::atomic<bool>& stop);
+             hold_table& holds, const std::atomic<bool>& stop);
 
 }  // namespace verify
