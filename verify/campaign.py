@@ -24,10 +24,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "lib"), os.path.join(HERE, "workload")]
 
 import checker  # noqa: E402
-from fenced_register import KEYS, REGISTER  # noqa: E402
+from fenced_register import fence_key_of, register_of  # noqa: E402
 from history import History  # noqa: E402
+from library import LibraryClient  # noqa: E402
 from mutex import MutexClient  # noqa: E402
 from nemesis import NEMESES  # noqa: E402
+from redlock import RedLockServers  # noqa: E402
+from sync_nemesis import SYNC_NEMESES  # noqa: E402
 from resp import Redis  # noqa: E402
 from topology import TOPOLOGIES  # noqa: E402
 
@@ -111,13 +114,72 @@ def prepare(topology, nemesis_name):
         hook(topology)
 
 
+NEMESES.update(SYNC_NEMESES)
+# The red lock's servers are standalone servers: the nemeses of one server (the first: a minority)
+# and of a client act on them too.
+TOPOLOGIES.update({f"redlock-{n}": (lambda d, n=n: RedLockServers(d, n)) for n in (3, 5)})
+for _name in ("pause-server", "kill-server", "pause-client"):
+    NEMESES[_name].kinds = NEMESES[_name].kinds | {"redlock"}
+
+# The library workloads (verify/client, verify/workload/library.py): a few client processes, each one
+# deadbolt client with several workers, through the blocking or the async API. `mutex-lib` and
+# `mutex-lib-async`: every worker on one lock, the watchdog's lease (3 s, renewed every second).
+# `mutex-lib-many`: issue 25's defect 2 setting, eight workers per client each on a lock of its own
+# (`verify-mutex-<client>-<worker>`) and thinking up to 1 s between holds, so that a fault finds many
+# acquires of free locks in flight on one connection at once.
+LIBRARY_WORKLOADS = {
+    "mutex-lib": dict(processes=2, api="blocking", workers=4, locks=1, increments=2),
+    "mutex-lib-async": dict(processes=2, api="async", workers=4, locks=1, increments=2),
+    # The library's default command timeout (3 s), as in issue 25: with 1 s, no more than the
+    # `WAIT`'s own timeout, 74dc84a drops the connection at the first WAIT and the acquires fail as
+    # unknown instead of being verified and reported acquired (1 such run: nothing found).
+    "mutex-lib-many": dict(processes=2, api="blocking", workers=8, locks=8, increments=2, think_ms=1000,
+                           own_locks=True, command_timeout_ms=3000),
+    # The other kinds (blocking API, no register): a semaphore of 2 permits among 6 workers (at most 2
+    # holders at once), a read/write lock whose workers write one time in three (readers share).
+    "semaphore-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="semaphore", permits=2,
+                          lock_name="verify-semaphore", think_ms=100),
+    "rw-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="read-write", increments=2,
+                   lock_name="verify-rw", think_ms=100),
+    # A red lock over the redlock-N topologies' servers (a majority held counts).
+    "redlock-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="red", increments=1,
+                        lock_name="verify-red", think_ms=100),
+    # A multi lock over verify-multi-a and -b (even workers) beside holders of one of them (odd).
+    "multi-lib": dict(processes=2, api="blocking", workers=4, locks=1, kind="multi", increments=1,
+                      lock_name="verify-multi", think_ms=100),
+    # A fair lock: granted in arrival order when nothing fails (the checker's `fair order`).
+    "fair-lib": dict(processes=2, api="blocking", workers=3, locks=1, kind="fair", increments=1,
+                     lock_name="verify-fair", think_ms=100),
+}
+LIBRARY_LIVENESS_TOLERANCE_MS = 2000
+LIBRARY_SCENARIOS = ["standalone:pause-client:mutex-lib", "standalone:pause-server:mutex-lib-async",
+                     "sentinel:kill-master:mutex-lib", "sentinel:cut-replicas-kill-master:mutex-lib-many",
+                     "cluster:failover:mutex-lib-async", "standalone:pause-client:semaphore-lib",
+                     "standalone:pause-client:rw-lib", "sentinel:kill-master:rw-lib", "standalone:none:fair-lib",
+                     "standalone:pause-client:fair-lib", "standalone:none:multi-lib",
+                     "standalone:pause-client:multi-lib", "redlock-3:pause-server:redlock-lib",
+                     "redlock-3:kill-server:redlock-lib", "redlock-5:kill-server:redlock-lib"]
+# The replica-sync nemesis kills a master: its failover repeats tokens as kill-master's does (tolerated),
+# but an acquire reported done while no replica could acknowledge it (the `replica sync` check: issue
+# 25, defect 2) is not.
+TOLERATED["sentinel:cut-replicas-kill-master"] = {"tokens"}
+
+
+def tolerated_of(scenario):
+    """The checks whose violations a scenario tolerates; a workload other than the CLI's mutex
+    tolerates what the same topology and nemesis do."""
+    return TOLERATED.get(scenario) or TOLERATED.get(":".join(scenario.split(":")[:2]), set())
+
+
 def as_expected(scenario, result):
     if scenario in EXPECTED_UNSAFE:
         return not result["valid"]
-    tolerated = TOLERATED.get(scenario, set())
+    tolerated = tolerated_of(scenario)
     return all(v["check"] in tolerated for v in result["violations"])
 
-SMOKE = ["standalone:pause-server", "standalone:pause-client"]
+# CI's: the CLI workload under both standalone nemeses, and the library workload (verify_client)
+# under the paused client, whose lease-lost signals and unsafe windows it records.
+SMOKE = ["standalone:pause-server", "standalone:pause-client", "standalone:pause-client:mutex-lib"]
 
 
 def applies(topology, nemesis):
@@ -126,10 +188,13 @@ def applies(topology, nemesis):
     return nemesis == "none" or kind in NEMESES[nemesis].kinds
 
 
-# Every applicable pair that in_full() keeps.
-ALL = ([f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES] if applies(t, n) and in_full(t, n)]
-       + ["standalone:pause-client:mutex-unfenced"])
+# Every applicable pair that in_full() keeps (the replica-sync nemesis and the red lock's servers:
+# library scenarios only), and the library scenarios.
+ALL = ([f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES] if applies(t, n) and in_full(t, n)
+        and n not in SYNC_NEMESES and not t.startswith("redlock")]
+       + ["standalone:pause-client:mutex-unfenced"] + LIBRARY_SCENARIOS)
 WORKLOADS = {"mutex": True, "mutex-unfenced": False}  # whether the store is given the fencing token
+WORKLOADS.update({w: True for w in LIBRARY_WORKLOADS})
 
 LEASE_MS = 1500   # fixed lease: the checker knows when a hold may end
 WAIT_MS = 6000    # each waiter's deadline
@@ -139,11 +204,38 @@ HEAL_SECONDS = 2  # between two faults
 def valid_scenario(scenario):
     parts = scenario.split(":")
     return (len(parts) in (2, 3) and parts[0] in TOPOLOGIES and parts[1] in ("none", *NEMESES)
-            and applies(parts[0], parts[1]) and (len(parts) == 2 or parts[2] in WORKLOADS))
+            and applies(parts[0], parts[1]) and (len(parts) == 2 or parts[2] in WORKLOADS)
+            # the red lock's workload needs several independent servers
+            and (len(parts) == 2 or (parts[2] == "redlock-lib") == parts[0].startswith("redlock")))
 
 
-def run_scenario(scenario, deadbolt, out, seconds, clients):
+def make_workers(workload, history, topology, directory, deadbolt, library_client, clients):
+    """The workload's clients: `deadbolt run` threads, or verify_client processes."""
+    if workload in LIBRARY_WORKLOADS:
+        spec = dict(LIBRARY_WORKLOADS[workload])
+        processes = clients or spec.pop("processes")
+        spec.pop("processes", None)
+        sync = "off" if "--replica-sync" in getattr(topology, "cli_args", []) else "auto"
+        own_locks = spec.pop("own_locks", False)
+        base = spec.pop("lock_name", "verify-mutex")
+        if spec.get("kind") == "red":
+            spec["red_urls"] = topology.red_urls()
+        return [LibraryClient(f"l{i + 1}", library_client, history, topology.url(i), topology.store.port, directory,
+                              wait_ms=WAIT_MS, replica_sync=sync,
+                              lock_name=f"{base}-l{i + 1}" if own_locks else base, **spec)
+                for i in range(processes)]
+    lock_ports = [s.port for s in topology.servers]
+    clients = clients or getattr(topology, "clients", 4)
+    return [MutexClient(f"c{i + 1}", deadbolt, history, topology.url(i), lock_ports, topology.store.port,
+                        directory, lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload],
+                        global_args=getattr(topology, "cli_args", []))
+            for i in range(clients)]
+
+
+def run_scenario(scenario, deadbolt, out, seconds, clients, library_client=None):
     topology_name, nemesis_name, workload = (scenario.split(":") + ["mutex"])[:3]
+    if workload in LIBRARY_WORKLOADS and not library_client:
+        raise SystemExit(f"campaign: {scenario} needs --library-client (verify/run builds verify_client)")
     directory = base = os.path.join(out, scenario.replace(":", "_"))
     n = 1
     while os.path.exists(directory):  # the same scenario run again: a folder of its own
@@ -161,14 +253,16 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
     history = History(path)
     history.event("runner", "info", "scenario", scenario=scenario, lease_ms=LEASE_MS, wait_ms=WAIT_MS,
                   **topology.describe())
-    lock_ports = [s.port for s in topology.servers]
     deadbolt = client_deadbolt(topology, nemesis_name, deadbolt)
-    clients = clients or getattr(topology, "clients", 4)
-    workers = [MutexClient(f"c{i + 1}", deadbolt, history, topology.url(i), lock_ports, topology.store.port,
-                           directory, lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload],
-                           global_args=getattr(topology, "cli_args", []))
-               for i in range(clients)]
-    nemesis = NEMESES[nemesis_name](topology=topology, clients=workers, lease_ms=LEASE_MS) if nemesis_name != "none" else None
+    try:
+        workers = make_workers(workload, history, topology, directory, deadbolt, library_client, clients)
+    except BaseException:
+        topology.stop()
+        raise
+    # A fault sized by the lease (a client paused longer than it) uses the workload's: the library
+    # workload's watchdog lease, or the CLI's fixed one.
+    lease_ms = getattr(workers[0], "effective_lease_ms", LEASE_MS)
+    nemesis = NEMESES[nemesis_name](topology=topology, clients=workers, lease_ms=lease_ms) if nemesis_name != "none" else None
     stopping = threading.Event()
 
     bound_ms = recovery_bound_ms(nemesis_name)
@@ -196,37 +290,43 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
             w.stop()
         for w in workers:
             w.join()
-        stats = final_read(history, topology.store.port)
+        stats = final_read(history, topology.store.port,
+                           list(dict.fromkeys(n for w in workers for n in getattr(w, "lock_names", [None]))))
         history.close()
         topology.stop()
-    # How late past its --wait a waiter may end: an attempt in flight at its deadline is answered, or
-    # given up, within deadbolt's command timeout (--connect-timeout, 1 s), plus 1 s for process
-    # start-up and exit on a loaded machine. Topologies with replica sync allow for its WAIT too.
-    tolerance_ms = getattr(topology, "liveness_tolerance_ms", 2000)
+    # How late past its wait a waiter may end: an attempt in flight at its deadline is answered, or
+    # given up, within deadbolt's command timeout (1 s), plus 1 s for process start-up and thread
+    # scheduling on a loaded machine. Topologies with replica sync allow for its WAIT too.
+    tolerance_ms = max(getattr(topology, "liveness_tolerance_ms", 2000),
+                       getattr(NEMESES.get(nemesis_name), "liveness_tolerance_ms", 0),
+                       LIBRARY_LIVENESS_TOLERANCE_MS if workload in LIBRARY_WORKLOADS else 0)
     result = checker.check(checker.load(path), tolerance_ms, bound_ms if nemesis else None)
     result["liveness_tolerance_ms"] = tolerance_ms
     result["recovery_bound_ms"] = bound_ms if nemesis else None
     result["scenario"] = scenario
     result["folder"] = os.path.basename(directory)
-    result["clients"] = clients
+    result["clients"] = len(workers)
     result["seconds"] = round(time.monotonic() - started, 1)
     result["store"] = stats
     result["expected"] = ("violations" if scenario in EXPECTED_UNSAFE else
-                          "valid" + "".join(f", {c} tolerated" for c in sorted(TOLERATED.get(scenario, ()))))
+                          "valid" + "".join(f", {c} tolerated" for c in sorted(tolerated_of(scenario))))
     result["as_expected"] = as_expected(scenario, result)
     with open(os.path.join(directory, "result.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1)
     return result
 
 
-def final_read(history, store_port):
-    """The register after every client stopped, and the store's own count of accepted and refused
-    fenced operations (a cross-check of the history's)."""
+def final_read(history, store_port, locks):
+    """Each lock's register after every client stopped (None: the CLI workload's one lock, whose
+    events carry no lock), and the newest token its fence accepted."""
+    fences = {}
     with Redis(store_port) as r:
-        value = int(r.call("GET", REGISTER) or 0)
-        stats = r.call("HGETALL", KEYS[2]) or []
-    history.event("runner", "ok", "final-read", value=value)
-    return dict(zip(stats[::2], map(int, stats[1::2])))
+        for lock in locks:
+            key = register_of(lock)
+            value = int(r.call("GET", key) or 0)
+            fences[key] = int(r.call("GET", fence_key_of(key)) or 0)
+            history.event("runner", "ok", "final-read", value=value, **({"lock": lock} if lock else {}))
+    return {"newest_token_accepted": fences}
 
 
 def by_check(r):
@@ -287,12 +387,13 @@ def main(argv):
     parser.add_argument("--out", required=True)
     parser.add_argument("--seconds", type=float, help="length of each scenario (smoke 25, otherwise 60)")
     parser.add_argument("--clients", type=int, help="client processes (default 4; Sentinel 8)")
+    parser.add_argument("--library-client", help="verify_client (verify/client) built against that deadbolt")
     parser.add_argument("--list", action="store_true", help="list the scenarios")
     parser.add_argument("scenarios", nargs="*")
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(s + ("  (expected to show violations)" if s in EXPECTED_UNSAFE else
-                               f"  ({', '.join(sorted(TOLERATED[s]))} violations tolerated)" if s in TOLERATED else "")
+                               f"  ({', '.join(sorted(tolerated_of(s)))} violations tolerated)" if tolerated_of(s) else "")
                           for s in ALL))
         print(f"(any TOPOLOGY:NEMESIS[:WORKLOAD]: topologies {', '.join(TOPOLOGIES)}; nemeses none, "
               f"{', '.join(NEMESES)}; workloads {', '.join(WORKLOADS)})")
@@ -315,7 +416,7 @@ def main(argv):
     meta = {"deadbolt": args.deadbolt, "source": args.source, "clients": args.clients, "seconds": seconds}
     results = []
     for scenario in scenarios:
-        result = run_scenario(scenario, args.deadbolt, args.out, seconds, args.clients)
+        result = run_scenario(scenario, args.deadbolt, args.out, seconds, args.clients, args.library_client)
         results.append(result)
         print(summary_line(result), flush=True)
         for v in result["violations"][:5]:

@@ -9,7 +9,9 @@ A history is JSON lines, one event each (docs/verification.md, "The history"):
 events exactly. `hold` ties together the events of one acquisition (acquire, the fenced reads and
 writes made under it, its lease deadline, a lease-lost signal, its release). Other fields by `f`:
 
-    acquire  invoke: "deadline" (when the waiter must have finished), "lease_deadline"; ok: "token"
+    acquire  invoke: "deadline" (when the waiter must have finished), "lease_deadline", and for the
+             other kinds "kind" (semaphore, read-write), "permits", "mode"; ok: "token" (fenced lock)
+    work     ok: the holder used the resource (a kind without a register)
     lease    ok: "lease_deadline" (a lower bound of when the server may expire the hold)
     read     invoke/ok/fail: "token"; ok: "value"; fail: "error" ("stale" = refused by fencing)
     write    invoke/ok/fail/info: "token", "value"; info = outcome unknown
@@ -17,6 +19,12 @@ writes made under it, its lease deadline, a lease-lost signal, its release). Oth
     release  invoke: the holder stopped using the resource
     reset    info (process "nemesis"): every lock's state was lost at this instant (a restart
              without persistence); holds taken before it are lost from then on
+    unreplicated  info (process "nemesis"): "phase" begin/end of a stretch in which no replica can
+             acknowledge a write (every replication link cut); "replica_sync": whether the clients
+             use replica sync
+    lock     on every event of a hold and on a final read: which lock (a library client's workers may
+             use several; each lock is checked on its own); "locks" ("a,b", on a multi lock's acquire):
+             every lock the hold holds, with each of which it is checked
     final-read  ok (process "runner"): "value", the register after the run
 
 Checks (each a function below; each returns the violations it proves):
@@ -32,6 +40,13 @@ Checks (each a function below; each returns the violations it proves):
   liveness          every waiter finished (acquired or gave up) by its deadline, within a tolerance
   recovery          progress resumes after each heal: a grant within a bound (given per nemesis) of
                     each nemesis "stop", unless the next fault began or the run ended first
+  replica sync      no acquire was reported done while every replica's link was cut (a nemesis's
+                    `unreplicated` window): nothing could have acknowledged it
+  permits           a semaphore (acquire `kind` "semaphore", `permits` N): at most N holders at once
+  readers-writers   a read/write lock (`kind` "read-write", `mode` read/write): readers share, a
+                    writer overlaps no one (mutual exclusion's rules otherwise: leases, unsafe windows)
+  fair order        a fair lock (`kind` "fair"), in a history without faults: a waiter that asked more
+                    than 100 ms before another is granted before it
 
 Only what the history proves is a violation: a bound that is not known exactly is taken in the
 direction that excuses (a lease deadline is a lower bound of the server's expiry; a grant happened
@@ -42,6 +57,7 @@ violation was found.
 """
 import argparse
 import bisect
+import heapq
 import itertools
 import json
 import sys
@@ -67,6 +83,9 @@ class Hold:
         self.lease_deadline = None
         self.last_work = None     # time of the holder's last event on the resource (or its release)
         self.signalled = False    # a lease-lost signal reached it
+        self.kind = "mutex"       # the acquire's `kind`: mutex, semaphore (with `permits`), read-write
+        self.mode = None          # read-write: "read" or "write"
+        self.permits = None
         self.events = []
 
     @property
@@ -90,9 +109,10 @@ def holds_of(events):
         f, kind = e["f"], e["type"]
         if f == "acquire" and kind == "invoke":
             h.invoke = e
+            h.kind, h.mode, h.permits = e.get("kind", "mutex"), e.get("mode"), e.get("permits")
         elif f == "acquire" and kind == "ok":
             h.granted = e
-        elif f in ("read", "write", "release"):
+        elif f in ("read", "write", "work", "release"):
             h.last_work = e["time"]
         elif f == "lease-lost":
             h.signalled = True
@@ -112,22 +132,31 @@ def lost_at(hold, resets):
     return min(candidates) if candidates else None
 
 
-def check_mutual_exclusion(holds, resets):
-    """Overlapping holds (sweep over grants in time order). Returns the violations, and the unsafe
-    windows: each hold that went on working after its lease may have ended, while a later holder
-    had the lock, with how long it worked past that moment and whom it overlapped."""
+def shared(a, b):
+    """Whether two holds may overlap: two readers of a read/write lock."""
+    return a.mode == "read" and b.mode == "read"
+
+
+def check_mutual_exclusion(holds, resets, check="mutual exclusion"):
+    """Overlapping holds (sweep over grants in time order) that exclude each other (a read/write
+    lock's readers share). Returns the violations, and the unsafe windows: each hold that went on
+    working after its lease may have ended, while a later holder had the lock, with how long it
+    worked past that moment and whom it overlapped."""
     violations, windows = [], {}
     granted = sorted((h for h in holds.values() if h.granted), key=lambda h: h.start)
     active = []
     for later in granted:
         active = [h for h in active if h.end > later.start]
         for earlier in active:
+            if shared(earlier, later):
+                continue
             lost = lost_at(earlier, resets)
             overlap_ms = (min(earlier.end, later.end) - later.start) / NS_PER_MS
             if lost is None or lost > later.start:
+                modes = f" ({later.mode} while {earlier.mode})" if later.mode else ""
                 violations.append(violation(
-                    "mutual exclusion",
-                    f"{later.id} was granted the lock while {earlier.id} held it with a live lease "
+                    check,
+                    f"{later.id} was granted the lock while {earlier.id} held it with a live lease{modes} "
                     f"(overlap {overlap_ms:.1f} ms)", earlier.granted, later.granted))
                 continue
             window = windows.setdefault(earlier.id, {"holder": earlier.id, "unsafe_ms": (earlier.end - lost) / NS_PER_MS,
@@ -142,9 +171,55 @@ def check_mutual_exclusion(holds, resets):
     return violations, list(windows.values())
 
 
+def check_permits(holds, resets):
+    """A semaphore: at most `permits` holders at once (its permits have no lease; a reset of the
+    server's state, which forgets who holds them, ends every hold taken before it)."""
+    violations = []
+    granted = sorted((h for h in holds.values() if h.granted), key=lambda h: h.start)
+    active, reported = [], set()
+    for later in granted:
+        active = [h for h in active if h.end > later.start
+                  and not any(h.invoke and h.invoke["time"] <= t <= later.start for t in resets)]
+        limit = later.permits or 1
+        if len(active) + 1 > limit and later.id not in reported:
+            reported.add(later.id)
+            others = ", ".join(h.id for h in active)
+            violations.append(violation("permits", f"{later.id} was granted a permit while {others} held "
+                                        f"{len(active)} of the {limit}", *(h.granted for h in active), later.granted))
+        active.append(later)
+    return violations
+
+
+FAIR_MARGIN_MS = 100  # how much earlier a waiter must have asked for its place to be sure it was first
+
+
+def check_fair_order(holds, events):
+    """A fair lock, in a history without faults: a waiter that asked (invoke) more than FAIR_MARGIN_MS
+    before another was still waiting when the other was granted, so it must have been granted first.
+    The margin covers the way from the invoke to the server's queue (a thread scheduled late on a
+    loaded machine); a fault may legitimately reorder the queue (an entry expires while the server is
+    away), so a history with faults is not checked."""
+    if any(e.get("process") == "nemesis" and e.get("f") == "start" for e in events):
+        return []
+    granted = sorted((h for h in holds.values() if h.granted and h.invoke), key=lambda h: h.invoke["time"])
+    violations, waiting, i = [], [], 0  # waiting: max-heap (by grant time) of holds asked early enough
+    for later in granted:
+        while i < len(granted) and granted[i].invoke["time"] < later.invoke["time"] - FAIR_MARGIN_MS * NS_PER_MS:
+            heapq.heappush(waiting, (-granted[i].start, granted[i].id, granted[i]))
+            i += 1
+        if waiting and -waiting[0][0] > later.start:
+            _, _, earlier = heapq.heappop(waiting)
+            violations.append(violation(
+                "fair order", f"{later.id} was granted before {earlier.id}, which had asked "
+                f"{(later.invoke['time'] - earlier.invoke['time']) / NS_PER_MS:.0f} ms earlier and was still waiting",
+                earlier.invoke, later.invoke, later.granted, earlier.granted))
+    return violations
+
+
 def check_tokens(holds):
     """Tokens are unique, and a grant that ended before another was asked for has the smaller one."""
     violations, seen = [], {}
+    holds = {k: h for k, h in holds.items() if h.granted is not None and "token" in h.granted}
     for h in holds.values():
         if h.granted is None:
             continue
@@ -301,6 +376,33 @@ def check_recovery(heals, bound_ms):
     return violations
 
 
+def check_replica_sync(events):
+    """With replica sync on, no acquire is reported done while no replica could acknowledge anything:
+    one that began and ended inside a nemesis's `unreplicated` window (replication cut, from `begin`
+    to `end`) was granted by the master alone, and is lost if a replica is promoted."""
+    windows, begun = [], None
+    for e in events:
+        if e.get("f") == "unreplicated" and e.get("replica_sync", True):
+            if e.get("phase") == "begin":
+                begun = e
+            elif begun is not None:
+                windows.append((begun, e))
+                begun = None
+    if not windows:
+        return []
+    violations = []
+    for invoke, done in completions(events, "acquire"):
+        if done is None or done["type"] != "ok":
+            continue
+        for begin, end in windows:
+            if begin["time"] <= invoke["time"] and done["time"] <= end["time"]:
+                violations.append(violation(
+                    "replica sync", f"{invoke['hold']} was reported acquired (token {done.get('token')}) "
+                    f"{(done['time'] - begin['time']) / NS_PER_MS:.0f} ms into a cut of every replica's link, "
+                    "which no replica could have acknowledged", begin, invoke, done))
+    return violations
+
+
 def percentile(values, p):
     if not values:
         return None
@@ -308,15 +410,69 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
 
 
+def partitions(events):
+    """The history of each lock: a library client's workers may use several locks (each event of a
+    hold carries its `lock`, and so does the final read of its register), and every check but the
+    figures is about one lock. Events without a lock (the nemesis's, the runner's) belong to every
+    lock; a history without lock fields (the CLI workload's one lock) is one partition, None."""
+    locks = sorted({e["lock"] for e in events if e.get("lock") is not None})
+    if not locks:
+        return [(None, events)]
+    # A multi lock's hold names all its locks ("locks": "a,b" on its acquire): it is checked with each.
+    hold_locks = {}
+    for e in events:
+        if "hold" in e and e.get("locks"):
+            hold_locks[e["hold"]] = set(e["locks"].split(","))
+    locks = sorted(set(locks).union(*hold_locks.values()))
+
+    def of(e):
+        return hold_locks.get(e.get("hold")) or {e.get("lock")}
+    shared = [e for e in events if e.get("lock") is None and "hold" not in e and e.get("f") != "final-read"]
+    return [(lock, sorted([e for e in events if lock in of(e)] + shared, key=lambda e: e["time"]))
+            for lock in locks]
+
+
+def check_lock(events, tolerance_ns):
+    """Every check over the history of one lock: (violations, unsafe windows, stale refusals,
+    acknowledged writes, unknown writes, the final register)."""
+    holds = holds_of(events)
+    kinds = {h.kind for h in holds.values()}
+    # A red lock's hold survives the loss of one server's state (a minority): a reset ends no hold.
+    resets = [] if "red" in kinds else [e["time"] for e in events if e.get("f") == "reset"]
+    if "semaphore" in kinds:
+        exclusion, windows = check_permits(holds, resets), []
+    elif "read-write" in kinds:
+        exclusion, windows = check_mutual_exclusion(holds, resets, check="readers-writers")
+    elif "fair" in kinds:
+        exclusion, windows = check_mutual_exclusion(holds, resets)
+        exclusion += check_fair_order(holds, events)
+    else:
+        exclusion, windows = check_mutual_exclusion(holds, resets)
+    store, refused = check_store(events)
+    register, acked, unknown, final = check_register(events)
+    violations = (exclusion + check_tokens(holds) + store + register + check_liveness(events, tolerance_ns)
+                  + check_replica_sync(events))
+    return violations, windows, refused, acked, unknown, final
+
+
 def check(events, tolerance_ms=1000, recovery_bound_ms=None):
     """Every check over one history: {"valid": bool, "violations": [...], "figures": {...}}.
     recovery_bound_ms: how soon after each heal a grant must come (None: measured, not checked)."""
+    violations, windows, refused, acked, unknown, finals = [], [], 0, 0, 0, []
+    for lock, part in partitions(events):
+        v, w, r, a, u, final = check_lock(part, tolerance_ms * NS_PER_MS)
+        if lock is not None:
+            for x in v:
+                x["lock"] = lock
+                x["message"] = f"[{lock}] {x['message']}"
+        violations += v
+        windows += w
+        refused += r
+        acked += a
+        unknown += u
+        if final is not None:
+            finals.append(final)
     holds = holds_of(events)
-    resets = [e["time"] for e in events if e.get("f") == "reset"]
-    exclusion, windows = check_mutual_exclusion(holds, resets)
-    store, refused = check_store(events)
-    register, acked, unknown, final = check_register(events)
-    violations = exclusion + check_tokens(holds) + store + register + check_liveness(events, tolerance_ms * NS_PER_MS)
     acquires = completions(events, "acquire")
     latencies = [(done["time"] - inv["time"]) / NS_PER_MS for inv, done in acquires if done and done["type"] == "ok"]
     # Recovery: from each heal (a nemesis's "stop") to the next grant.
@@ -344,7 +500,7 @@ def check(events, tolerance_ms=1000, recovery_bound_ms=None):
         "writes_acknowledged": acked,
         "writes_unknown": unknown,
         "stale_refused": refused,
-        "register": final,
+        "register": sum(finals) if finals else None,
         "unsafe_windows": len(windows),
         "unsafe_ms_max": max((w["unsafe_ms"] for w in windows), default=0.0),
         "acquire_ms_p50": percentile(latencies, 0.50),

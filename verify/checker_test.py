@@ -242,6 +242,180 @@ class Recovery(unittest.TestCase):
         self.assertEqual(h.check(recovery_bound_ms=3000)["violations"], [])
 
 
+class LibraryHistories(unittest.TestCase):
+    """What the library workload adds: several locks in one history, replica sync windows, the
+    library's own lease-lost signals."""
+
+    @staticmethod
+    def on(lock, h):
+        for e in h.events:
+            if "hold" in e or e["f"] == "final-read":
+                e["lock"] = lock
+        return h
+
+    def test_holds_of_different_locks_may_overlap(self):
+        a = self.on("x", History().increment("l1.b0.1", 0, 1, 0).final(20, 1))
+        b = self.on("y", History().increment("l1.b1.1", 0, 1, 0).final(20, 1))
+        h = History()
+        h.events = a.events + b.events
+        result = h.check()
+        self.assertEqual(result["violations"], [])
+        self.assertEqual(result["figures"]["writes_acknowledged"], 2)
+        self.assertEqual(result["figures"]["register"], 2)
+
+    def test_overlap_on_one_of_several_locks_is_flagged_for_that_lock(self):
+        a = self.on("x", History().acquire("l1.b0.1", 0, 1, 1, lease_ms=1000))
+        a.op("l1.b0.1", "read", 2, 3, 1, 0)
+        a.increment("l2.b0.1", 10, 2, 0)
+        a.op("l1.b0.1", "write", 30, 31, 1, 1, outcome="fail", error="stale")
+        self.on("x", a.final(40, 1))
+        b = self.on("y", History().increment("l1.b1.1", 0, 1, 0).final(20, 1))
+        h = History()
+        h.events = a.events + b.events
+        result = h.check()
+        self.assertEqual(checks_failed(result), ["mutual exclusion"])
+        self.assertEqual({v["lock"] for v in result["violations"]}, {"x"})
+
+    def test_register_of_each_lock_is_checked_on_its_own(self):
+        # Two increments in all, and two registers summing to 2, but lock y's register lost its one.
+        a = self.on("x", History().increment("l1.b0.1", 0, 1, 0).final(20, 2))
+        b = self.on("y", History().increment("l1.b1.1", 0, 1, 0).final(20, 0))
+        h = History()
+        h.events = a.events + b.events
+        self.assertEqual(checks_failed(h.check()), ["lost update"])
+
+    def cut(self, h, begin, end, replica_sync=True):
+        h.event(begin, "info", "unreplicated", process="nemesis", phase="begin", replica_sync=replica_sync)
+        return h.event(end, "info", "unreplicated", process="nemesis", phase="end", replica_sync=replica_sync)
+
+    def test_grant_reported_inside_a_replication_cut(self):
+        h = self.cut(History(), 100, 5000)
+        h.increment("l1.b0.1", 200, 1, 0).final(6000, 1)
+        result = h.check()
+        self.assertEqual(checks_failed(result), ["replica sync"])
+        self.assertIn("into a cut of every replica's link", result["violations"][0]["message"])
+
+    def test_grants_around_a_replication_cut_are_valid(self):
+        h = History().increment("l1.b0.1", 0, 1, 0)            # granted before the cut
+        self.cut(h, 100, 5000)
+        h.acquire("l1.b0.2", 200, 5200, 2)                     # asked in the cut, granted after it
+        h.op("l1.b0.2", "read", 5201, 5202, 2, 1).op("l1.b0.2", "write", 5203, 5204, 2, 2)
+        h.event(5205, "invoke", "release", "l1.b0.2")
+        h.increment("l1.b0.3", 6000, 3, 2).final(7000, 3)
+        self.assertEqual(h.check()["violations"], [])
+
+    def test_replication_cut_without_replica_sync_proves_nothing(self):
+        h = self.cut(History(), 100, 5000, replica_sync=False)
+        h.increment("l1.b0.1", 200, 1, 0).final(6000, 1)
+        self.assertEqual(h.check()["violations"], [])
+
+    def test_lease_lost_signal_of_the_library_counts(self):
+        # The paused process's hold outlives its lease; the library's handler tells it (an `info`
+        # lease-lost event of the hold, as verify_client records it).
+        h = self.on("x", History().acquire("l1.b0.1", 0, 1, 1, lease_ms=100))
+        h.op("l1.b0.1", "read", 2, 3, 1, 0)
+        h.increment("l2.b0.1", 150, 2, 0)
+        h.event(290, "info", "lease-lost", "l1.b0.1", source="on_lease_lost")
+        h.op("l1.b0.1", "write", 301, 302, 1, 1, outcome="fail", error="stale")
+        self.on("x", h.final(400, 1))
+        self.assertEqual(h.check()["violations"], [])
+        h.events = [e for e in h.events if e["f"] != "lease-lost"]
+        self.assertEqual(checks_failed(h.check()), ["lease-lost signalled"])
+
+
+class OtherKinds(unittest.TestCase):
+    """The semaphore's and the read/write lock's invariants."""
+
+    @staticmethod
+    def hold(h, hold, asked, granted, released, lease_ms=1000, **kind):
+        h.event(asked, "invoke", "acquire", hold, lease_deadline=int((asked + lease_ms) * MS))
+        h.events[-1].update(kind)  # `kind` is also event()'s parameter (the event's type)
+        h.event(granted, "ok", "acquire", hold)
+        h.event((granted + released) / 2, "ok", "work", hold)
+        return h.event(released, "invoke", "release", hold)
+
+    def semaphore(self, *spans, permits=2, reset=None):
+        h = History()
+        if reset is not None:
+            h.event(reset, "info", "reset", process="nemesis")
+        for i, (start, end) in enumerate(spans):
+            self.hold(h, f"l{i}.s0.1", start, start + 1, end, kind="semaphore", permits=permits)
+        return h.check()
+
+    def test_semaphore_within_its_permits_is_valid(self):
+        self.assertEqual(self.semaphore((0, 100), (10, 50), (60, 120))["violations"], [])
+
+    def test_semaphore_with_more_holders_than_permits(self):
+        result = self.semaphore((0, 100), (10, 90), (20, 80))
+        self.assertEqual(checks_failed(result), ["permits"])
+        self.assertIn("held 2 of the 2", result["violations"][0]["message"])
+
+    def test_semaphore_reset_forgets_the_holders(self):
+        # The server restarted without persistence at 15: the permits taken before are gone.
+        self.assertEqual(self.semaphore((0, 100), (10, 90), (20, 80), reset=15)["violations"], [])
+
+    def read_write(self, *holds):
+        h = History()
+        for i, (mode, start, end) in enumerate(holds):
+            self.hold(h, f"l{i}.r0.1", start, start + 1, end, kind="read-write", mode=mode)
+        return h.check()
+
+    def test_readers_share(self):
+        self.assertEqual(self.read_write(("read", 0, 100), ("read", 10, 90), ("write", 200, 300))["violations"], [])
+
+    def test_writer_while_a_reader_holds(self):
+        result = self.read_write(("read", 0, 100), ("write", 10, 90))
+        self.assertEqual(checks_failed(result), ["readers-writers"])
+        self.assertIn("(write while read)", result["violations"][0]["message"])
+
+    def test_reader_while_a_writer_holds(self):
+        self.assertEqual(checks_failed(self.read_write(("write", 0, 100), ("read", 10, 90))), ["readers-writers"])
+
+    def fair(self, *holds, fault=False):
+        h = History()
+        if fault:
+            h.event(1, "info", "start", process="nemesis").event(2, "info", "stop", process="nemesis")
+        for i, (asked, granted, released) in enumerate(holds):
+            self.hold(h, f"l{i}.f0.1", asked, granted, released, kind="fair")
+        return h.check()
+
+    def test_fair_lock_in_arrival_order_is_valid(self):
+        self.assertEqual(self.fair((0, 1, 100), (10, 101, 200), (20, 201, 300))["violations"], [])
+
+    def test_fair_lock_overtaken_waiter(self):
+        # l2 asked 400 ms after l1 (both waiting for l0), and was granted first.
+        result = self.fair((0, 1, 1000), (100, 1301, 1400), (500, 1001, 1300))
+        self.assertEqual(checks_failed(result), ["fair order"])
+        self.assertIn("l2.f0.1 was granted before l1.f0.1", result["violations"][0]["message"])
+
+    def test_fair_lock_order_within_the_margin_or_with_faults_is_not_judged(self):
+        self.assertEqual(self.fair((0, 1, 1000), (100, 1101, 1200), (150, 1001, 1100))["violations"], [])
+        self.assertEqual(self.fair((0, 1, 1000), (100, 1301, 1400), (500, 1001, 1300), fault=True)["violations"], [])
+
+    def multi(self, *holds):
+        h = History()
+        for i, (locks, start, end) in enumerate(holds):
+            self.hold(h, f"l{i}.m0.1", start, start + 1, end, kind="multi", **({"locks": locks} if "," in locks else {}))
+            for e in h.events[-4:]:
+                e["lock"] = locks.split(",")[0]
+        return h.check()
+
+    def test_multi_lock_beside_its_members(self):
+        self.assertEqual(self.multi(("a,b", 0, 100), ("a", 200, 300), ("b", 250, 400))["violations"], [])
+        result = self.multi(("a,b", 0, 100), ("b", 50, 150))  # b taken while the multi lock held it
+        self.assertEqual(checks_failed(result), ["mutual exclusion"])
+        self.assertEqual({v["lock"] for v in result["violations"]}, {"b"})
+
+    def test_writer_past_its_lease_is_an_unsafe_window(self):
+        h = History()
+        self.hold(h, "l0.r0.1", 0, 1, 400, lease_ms=100, kind="read-write", mode="write")
+        h.event(300, "info", "lease-lost", "l0.r0.1")
+        self.hold(h, "l1.r0.1", 150, 151, 200, kind="read-write", mode="read")
+        result = h.check()
+        self.assertEqual(result["violations"], [])
+        self.assertEqual(len(result["unsafe_windows"]), 1)
+
+
 class CommandLine(unittest.TestCase):
     def test_exit_status_says_whether_the_history_is_valid(self):
         import json

@@ -1,41 +1,55 @@
 """The register the mutex workload increments: a key in a store separate from the lock server, guarded
-by the fencing token. Both the read and the write carry the token, and the store refuses a token older
-than the newest it has accepted (equal is fine: one holder reads, then writes).
+by the fencing token through deadbolt's fenced-write script (lua/fenced_write.lua, the one
+deadbolt/fenced_write.hpp runs for users: what the harness checks is what users get). Both the read and
+the write carry the token, and the store refuses a token older than the newest it has accepted for the
+register (equal is fine: one holder reads, then writes).
 
 Fencing only the write would not protect a read-modify-write: a paused holder A (token 5) that read 10
 before B (token 6) read 10 too could still write 11 first, if B had not written yet, and B's 11 would
 then lose A's increment. A fenced read moves the store's high-water mark to 6 as B reads, so A's late
-write is refused. Tokens are compared as Lua numbers (exact below 2^53).
+write is refused.
 
-Keys: KEYS[1] the register, KEYS[2] the newest token accepted, KEYS[3] a hash counting accepted and
-refused operations (for the report). ARGV[1] the token; ARGV[2] the value to write.
-Reply: {1, value} when accepted, {0, newest token} when refused as stale."""
+Keys: the register, and its fence (the newest token accepted; fence_key_of: the same slot)."""
+import os
 
-_FENCE = """
-local token = tonumber(ARGV[1])
-local newest = tonumber(redis.call('GET', KEYS[2]) or '0')
-if token < newest then
-  redis.call('HINCRBY', KEYS[3], 'refused', 1)
-  return {0, newest}
-end
-if token > newest then redis.call('SET', KEYS[2], ARGV[1]) end
-redis.call('HINCRBY', KEYS[3], 'accepted', 1)
-"""
-
-READ = _FENCE + "return {1, tonumber(redis.call('GET', KEYS[1]) or '0')}\n"
-WRITE = _FENCE + "redis.call('SET', KEYS[1], ARGV[2])\nreturn {1, tonumber(ARGV[2])}\n"
+SCRIPT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lua", "fenced_write.lua")
+with open(SCRIPT_PATH, encoding="utf-8") as _f:
+    SCRIPT = _f.read()
 
 REGISTER = "register"
-KEYS = (REGISTER, "register:fence", "register:stats")
+
+
+def fence_key_of(key):
+    """A key with a hash tag keeps it first; any other key becomes the tag (deadbolt/fenced_write.hpp)."""
+    start = key.find("{")
+    end = key.find("}", start + 1) if start >= 0 else -1
+    return key + ":fence" if start >= 0 and end > start + 1 else "{" + key + "}:fence"
+
+
+def register_of(lock):
+    """The register of a lock of the library workload (verify/client: `register:<lock>`); the CLI
+    workload's one lock uses REGISTER."""
+    return REGISTER if lock is None else f"register:{lock}"
 
 
 class Stale(Exception):
     """The store refused the token: a newer one was accepted before."""
 
 
-def fenced(redis, script, token, *value):
-    """Runs READ or WRITE with the token; returns the value, raises Stale when refused."""
-    accepted, result = redis.call("EVAL", script, len(KEYS), *KEYS, token, *value)
-    if not accepted:
-        raise Stale(result)
-    return result
+def _run(redis, key, mode, token, *value):
+    reply = redis.call("EVAL", SCRIPT, 2, key, fence_key_of(key), mode, token, *value)
+    if reply[0] != 1:
+        raise Stale(reply[1])
+    return reply
+
+
+def fenced_read(redis, token, key=REGISTER):
+    """The register's value (0 when unset); raises Stale when the token is refused."""
+    reply = _run(redis, key, "get", token)
+    return int(reply[2]) if len(reply) > 2 and reply[2] is not None else 0
+
+
+def fenced_write(redis, token, value, key=REGISTER):
+    """Sets the register; raises Stale when the token is refused."""
+    _run(redis, key, "set", token, value)
+    return value

@@ -24,7 +24,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from fenced_register import READ, WRITE, Stale, fenced  # noqa: E402
+from fenced_register import Stale, fenced_read, fenced_write  # noqa: E402
 from resp import Redis, RedisError  # noqa: E402
 
 # The remaining TTL of this process's hold, if the lock hash still has deadbolt's field for it
@@ -106,7 +106,7 @@ def increment(store_port, token, work_ms, fenced_token):
     with store:
         emit("invoke", "read", token=token)
         try:
-            value = fenced(store, READ, fenced_token)
+            value = fenced_read(store, fenced_token)
         except Stale:
             return emit("fail", "read", token=token, error="stale")
         except OSError as e:
@@ -115,7 +115,7 @@ def increment(store_port, token, work_ms, fenced_token):
         time.sleep(random.uniform(0, work_ms) / 1000)  # the work; a SIGTERM does not cut it short
         emit("invoke", "write", token=token, value=value + 1)
         try:
-            fenced(store, WRITE, fenced_token, value + 1)
+            fenced_write(store, fenced_token, value + 1)
             emit("ok", "write", token=token, value=value + 1)
         except Stale:
             emit("fail", "write", token=token, value=value + 1, error="stale")
