@@ -52,7 +52,7 @@ function(deadbolt_embed_scripts target script_dir)
   # body's); a program that never names `all` does not link it (--gc-sections).
   string(APPEND decls "extern const script* const all[${script_count}];\n")
   string(APPEND defs "const script* const all[${script_count}] = {${all}};\n")
-  set(header "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#pragma once\n\n#include \"detail/script.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${decls}}  // namespace deadbolt::detail::scripts\n")
+  set(header "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#pragma once\n\n#include \"pipeline/script.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${decls}}  // namespace deadbolt::detail::scripts\n")
   set(source "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#include \"scripts.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${defs}}  // namespace deadbolt::detail::scripts\n")
   # Written through a temporary so that an unchanged script does not trigger a rebuild.
   foreach(name scripts.hpp scripts.cpp)

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "detail/keys.hpp"
+#include "base/keys.hpp"
 
 namespace deadbolt {
 namespace {

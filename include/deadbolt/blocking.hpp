@@ -95,7 +95,7 @@ class blocking_client {
 
 namespace detail {
 
-struct blocking_gate;  // src/detail/blocking_gate.hpp
+struct blocking_gate;  // src/blocking/blocking_gate.hpp
 
 /// What every blocking object is: the async handle it wraps, and the gate onto its client's loop.
 template <typename Async>

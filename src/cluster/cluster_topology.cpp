@@ -5,12 +5,12 @@
 #include <string>
 #include <utility>
 
+#include "base/reply_builder.hpp"
+#include "base/server_error.hpp"
 #include "cluster/redirect.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "detail/address_source.hpp"
-#include "detail/reply_builder.hpp"
-#include "detail/server_error.hpp"
+#include "wire/address_source.hpp"
 
 namespace deadbolt::detail {
 namespace {

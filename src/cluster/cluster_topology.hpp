@@ -20,12 +20,12 @@
 #include <system_error>
 #include <vector>
 
-#include "cluster/key_slot.hpp"
+#include "base/observer.hpp"
+#include "base/key_slot.hpp"
 #include "cluster/slot_map.hpp"
-#include "detail/connection.hpp"
-#include "detail/observer.hpp"
-#include "detail/subscriber.hpp"
-#include "detail/topology.hpp"
+#include "engine/topology.hpp"
+#include "pubsub/subscriber.hpp"
+#include "wire/connection.hpp"
 
 namespace deadbolt::detail {
 

@@ -3,9 +3,9 @@
 #include <charconv>
 #include <string>
 
-#include "cluster/key_slot.hpp"
-#include "detail/address_source.hpp"
-#include "detail/server_error.hpp"
+#include "base/server_error.hpp"
+#include "base/key_slot.hpp"
+#include "wire/address_source.hpp"
 
 namespace deadbolt::detail {
 namespace {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "detail/server_address.hpp"
+#include "base/server_address.hpp"
 
 namespace deadbolt::detail {
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <string>
 
-#include "cluster/key_slot.hpp"
+#include "base/key_slot.hpp"
 #include "cluster/redirect.hpp"
 #include "deadbolt/error.hpp"
-#include "detail/address_source.hpp"
+#include "wire/address_source.hpp"
 
 namespace deadbolt::detail {
 namespace {

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/server_address.hpp"
 #include "deadbolt/reply.hpp"
-#include "detail/server_address.hpp"
 
 namespace deadbolt::detail {
 

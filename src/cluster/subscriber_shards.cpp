@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "deadbolt/error.hpp"
-#include "detail/subscriber.hpp"
-#include "detail/subscriber_link.hpp"
+#include "pubsub/subscriber.hpp"
+#include "pubsub/subscriber_link.hpp"
 
 namespace deadbolt::detail {
 

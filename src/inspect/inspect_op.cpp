@@ -3,12 +3,12 @@
 // reconcile.
 #include <string>
 
+#include "base/keys.hpp"
+#include "base/reply_builder.hpp"
 #include "deadbolt/error.hpp"
-#include "detail/client_core.hpp"
-#include "detail/keys.hpp"
-#include "detail/reply_builder.hpp"
-#include "detail/script_call.hpp"
+#include "engine/client_core.hpp"
 #include "inspect/object_reading.hpp"
+#include "pipeline/script_call.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "base/server_error.hpp"
 #include "deadbolt/error.hpp"
-#include "detail/client_core.hpp"
-#include "detail/script_call.hpp"
-#include "detail/server_error.hpp"
+#include "engine/client_core.hpp"
+#include "pipeline/script_call.hpp"
 
 namespace deadbolt::detail {
 namespace {

@@ -8,9 +8,9 @@
 #include <cstdint>
 
 #include "deadbolt/resp/node.hpp"
-#include "detail/script_call.hpp"
-#include "detail/wait_driver.hpp"
 #include "lock/lock_protocol.hpp"
+#include "pipeline/script_call.hpp"
+#include "wait/wait_driver.hpp"
 
 namespace deadbolt::detail {
 

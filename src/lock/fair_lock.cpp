@@ -11,8 +11,8 @@
 //             (its wait ran out, it was cancelled, it failed) leaves the queue with fair_give_up.lua,
 //             so no queue or timeout entry is left behind.
 //   clocks    queue deadlines use the clients' wall clocks (Redisson's design): keep hosts NTP-synced.
-#include "detail/script_call.hpp"
 #include "lock/lock_protocol.hpp"
+#include "pipeline/script_call.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {

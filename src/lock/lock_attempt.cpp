@@ -1,4 +1,4 @@
-// A lock's acquire, every kind's, as the attempt the wait driver runs (src/detail/wait_op.*). What the
+// A lock's acquire, every kind's, as the attempt the wait driver runs (src/engine/wait_op.*). What the
 // kinds share is here; what differs (script, reply shape, wait strategy, the fair queue's give-up) is
 // the kind's protocol (src/lock/lock_protocol.hpp):
 //   steps     baseline (HGET: the owner's count on the server, when the hold table cannot vouch for
@@ -19,14 +19,14 @@
 //             released again (an unlock nobody waits for).
 #include <algorithm>
 
+#include "base/deadline.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "detail/deadline.hpp"
-#include "detail/script_call.hpp"
-#include "detail/wait_op.hpp"
 #include "lock/acquire_reply.hpp"
 #include "lock/lock_ops.hpp"
 #include "lock/lock_protocol.hpp"
+#include "pipeline/script_call.hpp"
+#include "wait/wait_op.hpp"
 
 namespace deadbolt::detail {
 namespace {

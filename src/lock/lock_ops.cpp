@@ -6,15 +6,15 @@
 //             counting holds the caller never had (the last of the caller's, or one of a lost lease,
 //             or of an acquire whose outcome was unknown) releases those too.
 //   queries   one command each (is_locked, hold_count, ...), and the multi lock's member lease.
+#include "base/deadline.hpp"
+#include "base/outcome.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "detail/op_context.hpp"
-#include "detail/op_pool.hpp"
-#include "detail/deadline.hpp"
-#include "detail/outcome.hpp"
-#include "detail/script_call.hpp"
+#include "engine/op_context.hpp"
 #include "lock/lock_ops.hpp"
 #include "lock/lock_protocol.hpp"
+#include "memory/op_pool.hpp"
+#include "pipeline/script_call.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "deadbolt/detail/engine.hpp"
-#include "detail/op_context.hpp"
+#include "engine/op_context.hpp"
 
 namespace deadbolt::detail {
 

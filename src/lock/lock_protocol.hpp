@@ -13,11 +13,11 @@
 
 #include "deadbolt/detail/lock_names.hpp"
 #include "deadbolt/resp/encoder.hpp"
-#include "detail/holds.hpp"
-#include "detail/request.hpp"
-#include "detail/wake_policy.hpp"
-#include "detail/wait_driver.hpp"
+#include "engine/holds.hpp"
 #include "lock/spin_backoff_sequence.hpp"
+#include "pipeline/request.hpp"
+#include "pubsub/wake_policy.hpp"
+#include "wait/wait_driver.hpp"
 
 namespace deadbolt::detail {
 
@@ -106,14 +106,6 @@ class lock_protocol {
 const lock_protocol& protocol_of(lock_kind kind);
 /// Writes the owner's hash field of a hold of `field` ("<uuid>:<owner>", a write hold ":write" more).
 void write_owner_field(resp::encoder& e, const owner_ref& who, hold_field field);
-
-/// The watchdog's batches (src/lock/renewal.cpp): holds of one renewal kind share a script call.
-hold_field renewal_kind(hold_field field);
-/// How many holds of `kind` fit a batch of at most `max_keys` keys.
-std::size_t renewal_batch_limit(hold_field kind, std::size_t max_keys);
-/// Writes the renewal of `holds` (all of `kind`); the reply is one flag per hold.
-void encode_renewal(resp::encoder& e, request& r, hold_field kind, const hold* const holds[], std::size_t n,
-                    std::string_view lease_ms, std::string_view client_id);
 
 /// A read hold's timeout key prefix, "{name}:<uuid>:<owner>:rwlock_timeout" (docs/protocol.md §4), as one
 /// bulk string.

@@ -11,8 +11,8 @@
 //   rules     readers share; the writer may take reads too (then unlocking the write downgrades it to a
 //             read lock); a reader cannot upgrade (it would wait for itself); no writer preference.
 //   waiting   as the reentrant lock, on the shared channel with the by-payload wake policy.
-#include "detail/script_call.hpp"
 #include "lock/lock_protocol.hpp"
+#include "pipeline/script_call.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {

@@ -11,11 +11,11 @@
 //   waiting   park on the channel for at most the holder's TTL (pub/sub is only a hint), try again;
 //             a new waiter queues behind this client's waiters already parked (reentrant, fenced).
 // Also the defaults every kind starts from.
+#include "base/keys.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "detail/keys.hpp"
-#include "detail/script_call.hpp"
 #include "lock/lock_protocol.hpp"
+#include "pipeline/script_call.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {

@@ -1,9 +1,10 @@
-// How the watchdog's batches are written (src/detail/watchdog.cpp asks; the lock side knows):
+// How the watchdog's batches are written (src/engine/watchdog.cpp asks; the lock side knows):
 //   plain and write holds   lua/lock_renew.lua: KEYS = the lock hashes, ARGV = lease, owner fields
 //   read holds              lua/read_renew.lua: KEYS = each hash and its timeout-key prefix
 // Both answer one flag per hold: 1 renewed, 0 gone (docs/protocol.md §11).
-#include "detail/script_call.hpp"
+#include "engine/renewal_script.hpp"
 #include "lock/lock_protocol.hpp"
+#include "pipeline/script_call.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {

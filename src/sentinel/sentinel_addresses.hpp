@@ -1,4 +1,4 @@
-// Where the master is, according to Sentinel: an address source (src/detail/address_source.hpp)
+// Where the master is, according to Sentinel: an address source (src/wire/address_source.hpp)
 // whose every answer comes from asking the sentinels in turn SENTINEL GET-MASTER-ADDR-BY-NAME. The
 // last sentinel that named the master is asked first, by every source of the client (a silent one
 // is paid for once, not by each new connection); a sentinel that cannot be reached, does not answer
@@ -18,8 +18,8 @@
 
 #include "deadbolt/config.hpp"
 #include "deadbolt/port/asio.hpp"
-#include "detail/address_source.hpp"
-#include "detail/connection.hpp"
+#include "wire/address_source.hpp"
+#include "wire/connection.hpp"
 
 namespace deadbolt::detail {
 

@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "detail/master_finder.hpp"
+#include "engine/master_finder.hpp"
 #include "sentinel/sentinel_addresses.hpp"
 #include "sentinel/sentinel_gate.hpp"
 #include "sentinel/sentinel_view.hpp"

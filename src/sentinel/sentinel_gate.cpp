@@ -5,7 +5,7 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
-#include "detail/replica_sync.hpp"
+#include "pipeline/replica_sync.hpp"
 
 namespace deadbolt::detail {
 namespace {

@@ -18,15 +18,15 @@
 #include <memory>
 #include <system_error>
 
+#include "base/observer.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/port/asio.hpp"
-#include "detail/address_source.hpp"
-#include "detail/connection.hpp"
-#include "detail/observer.hpp"
-#include "detail/reconnect_backoff.hpp"
-#include "detail/request.hpp"
+#include "pipeline/request.hpp"
 #include "sentinel/sentinel_addresses.hpp"
 #include "sentinel/sentinel_view.hpp"
+#include "wire/address_source.hpp"
+#include "wire/connection.hpp"
+#include "wire/reconnect_backoff.hpp"
 
 namespace deadbolt::detail {
 

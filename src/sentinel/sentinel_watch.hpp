@@ -12,11 +12,11 @@
 #include <memory>
 #include <string>
 
+#include "base/observer.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/port/asio.hpp"
-#include "detail/connection.hpp"
-#include "detail/observer.hpp"
 #include "sentinel/sentinel_view.hpp"
+#include "wire/connection.hpp"
 
 namespace deadbolt::detail {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/key_slot.hpp"
+#include "base/key_slot.hpp"
 #include "cluster/redirect.hpp"
 #include "cluster/slot_map.hpp"
 #include "deadbolt/deadbolt.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "cluster/key_slot.hpp"
+#include "base/key_slot.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "support/lock_test.hpp"
 #include "support/redis_cluster.hpp"

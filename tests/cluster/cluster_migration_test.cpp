@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "cluster/key_slot.hpp"
+#include "base/key_slot.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "support/lock_test.hpp"
 #include "support/redis_cluster.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "deadbolt/acl.hpp"
-#include "detail/script.hpp"
+#include "pipeline/script.hpp"
 #include "scripts.hpp"
 
 namespace scripts = deadbolt::detail::scripts;

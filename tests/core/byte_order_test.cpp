@@ -11,12 +11,12 @@
 #include <string>
 #include <string_view>
 
-#include "cluster/key_slot.hpp"
+#include "base/key_slot.hpp"
 #include "deadbolt/permit_id.hpp"
 #include "deadbolt/resp/decoder.hpp"
 #include "deadbolt/resp/encoder.hpp"
-#include "detail/ids.hpp"
-#include "detail/script_call.hpp"
+#include "base/ids.hpp"
+#include "pipeline/script_call.hpp"
 #include "scripts.hpp"
 #include "support/sha1.hpp"
 

@@ -8,12 +8,13 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/key_slot.hpp"
+#include "base/key_slot.hpp"
 #include "deadbolt/key_names.hpp"
 #include "deadbolt/resp/encoder.hpp"
-#include "detail/holds.hpp"
-#include "detail/request.hpp"
+#include "engine/holds.hpp"
+#include "engine/renewal_script.hpp"
 #include "lock/lock_protocol.hpp"
+#include "pipeline/request.hpp"
 
 namespace detail = deadbolt::detail;
 using detail::lock_kind;

@@ -5,12 +5,12 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/key_slot.hpp"
+#include "base/reply_builder.hpp"
+#include "base/key_slot.hpp"
 #include "cluster/redirect.hpp"
 #include "cluster/slot_map.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/resp/decoder.hpp"
-#include "detail/reply_builder.hpp"
 
 namespace detail = deadbolt::detail;
 using deadbolt::errc;

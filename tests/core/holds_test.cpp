@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "detail/holds.hpp"
+#include "engine/holds.hpp"
 
 using deadbolt::detail::hold;
 using deadbolt::detail::hold_table;

@@ -5,9 +5,9 @@
 #include <ostream>  // doctest prints std::error_code through operator<<
 #include <string>
 
+#include "base/ids.hpp"
+#include "base/keys.hpp"
 #include "deadbolt/detail/engine.hpp"
-#include "detail/ids.hpp"
-#include "detail/keys.hpp"
 
 namespace detail = deadbolt::detail;
 

@@ -1,11 +1,11 @@
-// The subscriber connections' liveness rule (src/detail/liveness.hpp), driven without sockets or
+// The subscriber connections' liveness rule (src/wire/liveness.hpp), driven without sockets or
 // clocks: PING after the interval of silence, dead when nothing answers it within the timeout,
 // anything heard counts, and off when the interval is 0.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 
-#include "detail/liveness.hpp"
+#include "wire/liveness.hpp"
 
 namespace detail = deadbolt::detail;
 using verdict = detail::liveness::verdict;

@@ -16,8 +16,8 @@
 #include "deadbolt/resp/encoder.hpp"
 #include "deadbolt/resp/error.hpp"
 #include "deadbolt/resp/read_buffer.hpp"
-#include "detail/pipeline.hpp"
-#include "detail/request.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/request.hpp"
 
 #include "support/encoded_command.hpp"
 

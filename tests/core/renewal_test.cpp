@@ -1,21 +1,22 @@
 // How the watchdog's batches are written (src/lock/renewal.cpp), without a server: which holds share
 // a script call, how many fit, and the exact command. Which batch goes out when
-// (src/detail/renewal_windows.hpp), and which keys a topology lets share a script call.
+// (src/engine/renewal_windows.hpp), and which keys a topology lets share a script call.
 #include <doctest/doctest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "cluster/key_slot.hpp"
+#include "base/key_slot.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/port/asio.hpp"
 #include "deadbolt/resp/encoder.hpp"
-#include "detail/holds.hpp"
-#include "detail/renewal_windows.hpp"
-#include "detail/request.hpp"
-#include "detail/topology.hpp"
+#include "engine/holds.hpp"
+#include "engine/renewal_script.hpp"
+#include "engine/renewal_windows.hpp"
+#include "engine/topology.hpp"
 #include "lock/lock_protocol.hpp"
+#include "pipeline/request.hpp"
 #include "scripts.hpp"
 
 namespace detail = deadbolt::detail;

@@ -1,9 +1,9 @@
-// The one classifier of error replies (src/detail/server_error.cpp), without a server: each code the
+// The one classifier of error replies (src/base/server_error.cpp), without a server: each code the
 // lock paths meet, and errors raised inside a script in the words of Redis 6, 7.0 and 7.2.
 #include <doctest/doctest.h>
 
+#include "base/server_error.hpp"
 #include "deadbolt/error.hpp"
-#include "detail/server_error.hpp"
 
 using deadbolt::errc;
 using deadbolt::detail::server_error_code;

@@ -16,8 +16,8 @@
 #include "deadbolt/error.hpp"
 #include "deadbolt/resp/encoder.hpp"
 #include "deadbolt/resp/error.hpp"
-#include "detail/address_source.hpp"
-#include "detail/session_fsm.hpp"
+#include "wire/address_source.hpp"
+#include "wire/session_fsm.hpp"
 
 #include "support/encoded_command.hpp"
 

@@ -9,7 +9,7 @@
 #include <system_error>
 
 #include "deadbolt/error.hpp"
-#include "detail/wait_driver.hpp"
+#include "wait/wait_driver.hpp"
 
 namespace detail = deadbolt::detail;
 using deadbolt::errc;

@@ -13,10 +13,10 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/resp/node.hpp"
-#include "detail/script_call.hpp"
 #include "lock/acquire_reply.hpp"
 #include "lock/lock_protocol.hpp"
-#include "sync/sync_spec.hpp"
+#include "pipeline/script_call.hpp"
+#include "semaphore/sync_spec.hpp"
 
 namespace detail = deadbolt::detail;
 namespace resp = deadbolt::resp;

@@ -1,4 +1,4 @@
-// The engine's entry points behind the semaphores and the count-down latch (src/sync/). They run on
+// The engine's entry points behind the semaphores and the count-down latch (src/semaphore/). They run on
 // the client's executor and report through a completion; they are not meant to be called directly.
 #pragma once
 

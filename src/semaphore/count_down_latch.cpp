@@ -1,0 +1,76 @@
+// The count-down latch (Redisson RCountDownLatch, docs/protocol.md §10), in one place:
+//   keys      the bare name (STRING: the count; deleted at zero), channel
+//             redisson_countdownlatch__channel__{name} (braces always added; message "0" = reached
+//             zero, "1" = a new count was set or the latch deleted)
+//   scripts   lua/latch_try_set.lua, latch_count_down.lua, latch_delete.lua; count = GET
+//   waiting   await reads the count (GET); while it is above zero it parks on the channel with
+//             wake_policy::all (every message wakes every local awaiter to re-read), at most
+//             the recheck interval, and reads again. Await is a read: it is simply re-sent after a
+//             lost reply or an outage, until its deadline.
+//   ambiguity count down and try_set are not re-run after a lost reply: errc::outcome_unknown.
+#include "deadbolt/error.hpp"
+#include "scripts.hpp"
+#include "semaphore/sync_spec.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::string_view zero_message = "0";
+constexpr std::string_view new_count_message = "1";
+
+wait_outcome value_or_zero(const sync_reading& op) {
+  return wait_outcome::done(op.reply.what == scalar_reply::kind::integer ? op.reply.value : 0);
+}
+
+void encode_get(sync_attempt& op, resp::encoder& e) { e.command("GET", op.names->name); }
+
+const sync_spec try_set_spec{
+    [](sync_attempt& op, resp::encoder& e) {
+      begin_script(e, op.req, scripts::latch_try_set, 2, 3);
+      e.bulk(op.names->name).bulk(op.names->channel);
+      e.bulk(new_count_message).bulk(op.args.n).bulk(op.core.settings().publish);
+    },
+    value_or_zero,
+    [](const sync_args& a, wait_outcome& out) {
+      if (a.n >= 0) return false;
+      out = wait_outcome::failed(errc::invalid_argument);
+      return true;
+    }};
+
+const sync_spec count_down_spec{
+    [](sync_attempt& op, resp::encoder& e) {
+      begin_script(e, op.req, scripts::latch_count_down, 2, 2);
+      e.bulk(op.names->name).bulk(op.names->channel).bulk(zero_message).bulk(op.core.settings().publish);
+    },
+    value_or_zero};
+
+const sync_spec delete_spec{
+    [](sync_attempt& op, resp::encoder& e) {
+      begin_script(e, op.req, scripts::latch_delete, 2, 2);
+      e.bulk(op.names->name).bulk(op.names->channel).bulk(new_count_message).bulk(op.core.settings().publish);
+    },
+    value_or_zero};
+
+const sync_spec count_spec{encode_get, value_or_zero, nullptr, true};
+
+const sync_spec await_spec{
+    encode_get,
+    [](const sync_reading& op) {
+      return op.reply.what == scalar_reply::kind::integer && op.reply.value > 0 ? wait_outcome::busy() : wait_outcome::done(1);
+    },
+    nullptr, true, wake_policy::all};
+
+}  // namespace
+
+const sync_spec* latch_spec(sync_call call) {
+  switch (call) {
+    case sync_call::latch_try_set: return &try_set_spec;
+    case sync_call::latch_count_down: return &count_down_spec;
+    case sync_call::latch_count: return &count_spec;
+    case sync_call::latch_await: return &await_spec;
+    case sync_call::latch_delete: return &delete_spec;
+    default: return nullptr;
+  }
+}
+
+}  // namespace deadbolt::detail

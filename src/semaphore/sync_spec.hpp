@@ -1,0 +1,103 @@
+// The semaphores' and the latch's calls as specs: each kind's file (semaphore.cpp,
+// expirable_semaphore.cpp, count_down_latch.cpp) says what its calls send and what their replies
+// mean; src/semaphore/sync_attempt.cpp runs a call through the wait driver (src/wait/wait_driver.hpp),
+// which owns what the waiting calls share:
+//   waiting   park on the channel (wake policy per call) for at most what the reply says, never
+//             longer than the recheck interval (wait_rules::recheck_ms: the keys have no TTL to bound
+//             a wait, a lost message costs at most that) nor past the deadline; every wake-up is only
+//             a hint.
+//   ambiguity a call whose reply was lost is re-sent only if it is a read (idempotent); a call with
+//             a verify step (permit acquire: ZRANK of its id) asks instead; any other reports
+//             errc::outcome_unknown and is never re-run.
+//   outage    a waiter whose call could not even be sent (not_connected) tries again until its deadline.
+//   cancel    a parked waiter ends with operation_aborted; one whose call is in flight finishes when
+//             the reply comes, giving back what it took (the spec's undo).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <system_error>
+
+#include "deadbolt/detail/sync_engine.hpp"
+#include "engine/op_context.hpp"
+#include "pipeline/script_call.hpp"
+#include "wait/wait_op.hpp"
+
+namespace deadbolt::detail {
+
+class sync_attempt;
+
+/// What a spec reads a reply with (the reply is nil or an integer: errors and other shapes never get
+/// to the spec).
+struct sync_reading {
+  const scalar_reply& reply;
+  const sync_args& args;
+  std::int64_t now_ms;  ///< the client's wall clock when the call was sent
+};
+
+/// One call: how it is sent and what its reply means.
+struct sync_spec {
+  using encode_fn = void (*)(sync_attempt& call, resp::encoder& e);
+  using judge_fn = wait_outcome (*)(const sync_reading& r);
+  using shortcut_fn = bool (*)(const sync_args& args, wait_outcome& out);
+
+  constexpr sync_spec(encode_fn encode, judge_fn judge, shortcut_fn shortcut = nullptr, bool idempotent = false,
+                      wake_policy policy = wake_policy::count, const sync_spec* verify = nullptr,
+                      const sync_spec* undo = nullptr)
+      : encode(encode), judge(judge), shortcut(shortcut), idempotent(idempotent), policy(policy), verify(verify),
+        undo(undo) {}
+
+  encode_fn encode;
+  /// acquired (what undo gives back), done, busy, retry (a verify: it did not run) or failed.
+  judge_fn judge;
+  /// Answers without sending anything (argument checks, trivial cases); true if it did.
+  shortcut_fn shortcut;
+  bool idempotent;    ///< a read: may be sent again after an ambiguous failure
+  wake_policy policy; ///< waiting calls: how many waiters one message wakes
+  const sync_spec* verify;  ///< after an ambiguous failure: asks whether it ran
+  const sync_spec* undo;    ///< acquired but cancelled: gives it back (nobody waits for it)
+};
+
+/// The specs of each kind's calls, or null (src/semaphore/<kind>.cpp).
+const sync_spec* semaphore_spec(sync_call call);
+const sync_spec* expirable_spec(sync_call call);
+const sync_spec* latch_spec(sync_call call);
+
+/// One call in flight (inside a wait_op<sync_attempt>), as its spec's encode sees it.
+class sync_attempt final : public wait_attempt {
+ public:
+  explicit sync_attempt(wait_op_base& op) : core(op.core), req(op), op_(op) {}
+
+  /// Exactly one of done / done_id is non-null, or neither (an undo nobody waits for).
+  void start(const std::shared_ptr<const sync_names>& names, const sync_spec& spec, const sync_args& args,
+             completion* done, basic_completion<std::optional<permit_id>>* done_id);
+  /// Runs `undo` (gives back what a cancelled call took), then completes done / done_id with
+  /// `report` and nothing taken, whatever the undo answered.
+  void start_undo(const std::shared_ptr<const sync_names>& names, const sync_spec& undo, const sync_args& args,
+                  completion* done, basic_completion<std::optional<permit_id>>* done_id, std::error_code report);
+
+  op_context& core;
+  request& req;  ///< for begin_script()
+  std::shared_ptr<const sync_names> names;
+  sync_args args;
+  std::int64_t now_ms = 0;  ///< the client's wall clock when the current call was sent
+
+ private:
+  void sending(const wait_step& s) override;
+  void encode(const wait_step&, resp::encoder& e, request&) override { current_->encode(*this, e); }
+  void on_node(const wait_step&, const resp::node& n) override { reply_.take(n); }
+  wait_outcome read(const wait_step& s) override;
+  void conclude(const wait_action& end, std::error_code ec, wait_op_base& op) override;
+
+  wait_op_base& op_;
+  const sync_spec* spec_ = nullptr;
+  const sync_spec* current_ = nullptr;
+  scalar_reply reply_;
+  completion* done_ = nullptr;
+  basic_completion<std::optional<permit_id>>* done_id_ = nullptr;
+  bool undo_ = false;           // the callers hear report_, not the undo's outcome
+  std::error_code report_;
+};
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,56 @@
+// Where the next connection attempt goes. The connection asks its address source before every
+// connect, so a source may answer differently each time: a fixed list today; a source that asks
+// Sentinel for the current master is another implementation of the same interface.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "base/server_address.hpp"
+#include "deadbolt/config.hpp"
+
+namespace deadbolt::detail {
+
+/// Receives the answer of address_source::next().
+class address_sink {
+ public:
+  virtual void on_address(std::error_code ec, const server_address& where) = 0;
+
+ protected:
+  ~address_sink() = default;
+};
+
+class address_source {
+ public:
+  virtual ~address_source() = default;
+  /// Asks where to connect next. `sink.on_address()` runs once: inside this call (a fixed list) or
+  /// later on the connection's executor (a source that asks the network), unless cancel() comes first.
+  virtual void next(address_sink& sink) = 0;
+  /// Forgets a pending next(): its sink is not called.
+  virtual void cancel() noexcept = 0;
+  /// For good (the connection stops): also ends whatever the source keeps open to answer.
+  virtual void stop() noexcept { cancel(); }
+};
+
+/// A fixed list, taken in turn: each next() answers the entry after the previous one.
+class static_addresses final : public address_source {
+ public:
+  explicit static_addresses(std::vector<server_address> list) : list_(std::move(list)) {}
+
+  void next(address_sink& sink) override;
+  void cancel() noexcept override {}
+
+ private:
+  std::vector<server_address> list_;
+  std::size_t turn_ = 0;
+};
+
+/// The address part of a parsed URL (credentials and database stay with the login).
+server_address address_of(const endpoint& ep);
+
+/// A numeric IPv4/IPv6 address literal (no resolver needed to connect to it).
+bool is_ip_literal(std::string_view host) noexcept;
+
+}  // namespace deadbolt::detail
