@@ -16,7 +16,7 @@
 
 namespace deadbolt {
 namespace detail {
-class tls_context;
+class secure_transport;
 }
 
 /// Where the server is and how to log in, parsed from a URL:
@@ -53,8 +53,8 @@ struct endpoint {
   std::string sentinel_master;
   /// rediss:// or rediss+cluster:// : every connection speaks TLS.
   bool tls = false;
-  /// Set by the client from config::tls, shared by its connections; not for users.
-  std::shared_ptr<const detail::tls_context> tls_context;
+  /// The TLS context: set by the client from config::tls, shared by its connections; not for users.
+  std::shared_ptr<const detail::secure_transport> tls_context;
 
   bool is_cluster() const noexcept { return !cluster_seeds.empty(); }
   bool is_sentinel() const noexcept { return !sentinels.empty(); }

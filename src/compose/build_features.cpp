@@ -17,10 +17,13 @@ const build_features& this_build() noexcept {
   return features;
 }
 
-std::error_code make_tls_context(const tls_config& settings, std::shared_ptr<const tls_context>& out,
+std::error_code make_tls_context(const tls_config& settings, std::shared_ptr<const secure_transport>& out,
                                  std::string* why) {
 #if DEADBOLT_HAS_TLS
-  return tls_context::make(settings, out, why);
+  std::shared_ptr<const tls_context> context;
+  const std::error_code ec = tls_context::make(settings, context, why);
+  out = std::move(context);
+  return ec;
 #else
   (void)settings;
   (void)out;

@@ -22,7 +22,7 @@ const build_features& this_build() noexcept;
 
 /// The TLS context of `settings` (the CA, certificate and key files read and checked), into `out`.
 /// On failure, `why` (if given) names the file and the problem. errc::not_built without TLS.
-std::error_code make_tls_context(const tls_config& settings, std::shared_ptr<const tls_context>& out,
+std::error_code make_tls_context(const tls_config& settings, std::shared_ptr<const secure_transport>& out,
                                  std::string* why);
 
 }  // namespace deadbolt::detail

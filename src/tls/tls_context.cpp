@@ -7,6 +7,10 @@
 #include <cstring>
 
 #include "deadbolt/error.hpp"
+#include "wire/tls_failures.hpp"
+
+#include <asio/ssl/error.hpp>
+#include <openssl/x509.h>
 
 namespace deadbolt::detail {
 
@@ -14,6 +18,8 @@ tls_context::tls_context(const tls_config& settings)
     : settings_(settings), context_(asio::ssl::context::tls_client) {}
 
 namespace {
+
+const tls_error_words openssl_words{&X509_verify_cert_error_string, &asio::error::get_ssl_category()};
 
 // A file the settings name that cannot be opened: the system's reason, which says more than
 // OpenSSL's "system lib".
@@ -41,6 +47,7 @@ std::error_code tls_context::make(const tls_config& settings, std::shared_ptr<co
                                                : "cert_file is given without key_file: give both or neither";
     return errc::tls_config_invalid;
   }
+  install_tls_error_words(openssl_words);
   auto made = std::make_shared<tls_context>(settings);
   asio::ssl::context& ctx = made->context_;
   std::error_code ec;

@@ -1,5 +1,6 @@
 // A client's TLS context (OpenSSL's SSL_CTX through Asio), made once from config::tls and shared by
-// all of the client's connections.
+// all of the client's connections: their secure_transport (src/wire/secure_layer.hpp), which gives
+// each connection attempt a fresh tls_layer.
 #pragma once
 
 #include <memory>
@@ -8,12 +9,13 @@
 
 #include "deadbolt/port/asio.hpp"
 #include "deadbolt/tls_config.hpp"
+#include "wire/secure_layer.hpp"
 
 #include <asio/ssl/context.hpp>
 
 namespace deadbolt::detail {
 
-class tls_context {
+class tls_context final : public secure_transport {
  public:
   /// Loads the CAs (or the system store), the client certificate and key; errc::tls_config_invalid
   /// when one of them cannot be used, and then (when `why` is given) which file and what is wrong with
@@ -28,6 +30,8 @@ class tls_context {
   asio::ssl::context& native() const noexcept { return context_; }
 
   explicit tls_context(const tls_config& settings);
+
+  std::shared_ptr<secure_layer> layer_over(socket_type& socket) const override;
 
  private:
   tls_config settings_;

@@ -10,20 +10,26 @@
 
 #include "deadbolt/port/asio.hpp"
 #include "tls/tls_context.hpp"
+#include "wire/secure_layer.hpp"
 
 #include <asio/ssl/stream.hpp>
 
 namespace deadbolt::detail {
 
-class tls_layer {
+class tls_layer final : public secure_layer, public std::enable_shared_from_this<tls_layer> {
  public:
-  using socket_type = asio::generic::stream_protocol::socket;
+  using socket_type = secure_transport::socket_type;
 
   tls_layer(socket_type& socket, const tls_context& context);
 
   /// Sets SNI and the name the certificate must carry: tls_config::server_name, else `host`
   /// (an IP address is checked against the certificate's IP entries and sends no SNI).
-  std::error_code prepare(const tls_config& settings, const std::string& host);
+  std::error_code prepare(const std::string& host) override;
+  /// The handshake; a failure comes explained (explain()).
+  void async_handshake(io_done done) override;
+  void async_read_some(asio::mutable_buffer into, io_done done) override;
+  void async_write(asio::const_buffer bytes, io_done done) override;
+
   /// A failed handshake in plain words: a certificate that failed verification becomes a
   /// tls_verify_category() error that says why; anything else stays as it is.
   std::error_code explain(std::error_code handshake_error);
@@ -32,6 +38,8 @@ class tls_layer {
 
  private:
   asio::ssl::stream<socket_type&> stream_;
+  std::string server_name_;  // tls_config::server_name (copied: the layer may outlive its client)
+  bool verify_peer_ = false;
   bool verifying_ = false;
 };
 

@@ -256,11 +256,7 @@ void connection::perform(const session_fsm::action& a) {
     case kind::resolve: resolve(*a.where); return;
     case kind::connect: connect(*a.where); return;
     case kind::handshake:
-      stream_.async_handshake(*a.where, [self = shared_from_this(), gen = generation_](std::error_code ec) {
-        if (gen != self->generation_) return;
-        self->session_.on_handshake(ec);
-        self->pump();
-      });
+      stream_.async_handshake(*a.where, io_done(&connection::handshake_finished, shared_from_this(), generation_, read_memory_));
       return;
     case kind::log_in: log_in(); return;
     case kind::ready: on_ready(); return;
@@ -411,34 +407,7 @@ void connection::read() {
     drop(resp::error::reply_limit_exceeded);
     return;
   }
-  const auto gen = generation_;
-  stream_.async_read_some(asio::buffer(space, room),
-                          asio::bind_allocator(handler_allocator<char>(read_memory_),
-                          [self = shared_from_this(), gen](std::error_code ec, std::size_t n) {
-                            if (gen != self->generation_) return;
-                            if (ec) {
-                              // Closed (or reset, with our login unread) before answering the login: on a
-                              // plain stream, most likely a TLS port.
-                              const bool closed = ec == asio::error::eof || ec == asio::error::connection_reset;
-                              const bool unanswered = closed && !self->endpoint_.tls &&
-                                                      self->session_.current() == session_fsm::state::logging_in;
-                              self->drop(unanswered ? make_error_code(errc::closed_during_login) : ec);
-                              return;
-                            }
-                            self->input_.commit(n);
-                            if (self->liveness_.running()) self->liveness_.heard(port::monotonic_ns());
-                            // Requests submitted by reply callbacks are written together below.
-                            self->routing_input_ = true;
-                            const std::error_code bad = self->pipeline_.on_input(self->input_);
-                            self->routing_input_ = false;
-                            if (bad) {
-                              self->drop(bad);
-                              return;
-                            }
-                            if (gen != self->generation_) return;  // a callback dropped or stopped us
-                            self->flush();  // replies may have queued requests (NOSCRIPT retries)
-                            self->read();
-                          }));
+  stream_.async_read_some(asio::buffer(space, room), io_done(&connection::read_finished, shared_from_this(), generation_, read_memory_));
 }
 
 void connection::flush() {
@@ -453,20 +422,54 @@ void connection::flush() {
       pipeline_.write_done();
       continue;
     }
-    const auto gen = generation_;
     stream_.async_write(asio::buffer(bytes) + written,
-                        asio::bind_allocator(handler_allocator<char>(write_memory_),
-                        [self = shared_from_this(), gen](std::error_code ec, std::size_t) {
-                          if (gen != self->generation_) return;
-                          if (ec) {
-                            self->drop(ec);
-                            return;
-                          }
-                          self->pipeline_.write_done();
-                          self->flush();
-                        }));
+                        io_done(&connection::write_finished, shared_from_this(), generation_, write_memory_));
     return;
   }
+}
+
+void connection::handshake_finished(void* target, std::uint64_t gen, std::error_code ec, std::size_t) {
+  auto* self = static_cast<connection*>(target);
+  if (gen != self->generation_) return;
+  self->session_.on_handshake(ec);
+  self->pump();
+}
+
+void connection::read_finished(void* target, std::uint64_t gen, std::error_code ec, std::size_t n) {
+  auto* self = static_cast<connection*>(target);
+  if (gen != self->generation_) return;
+  if (ec) {
+    // Closed (or reset, with our login unread) before answering the login: on a plain stream, most
+    // likely a TLS port.
+    const bool closed = ec == asio::error::eof || ec == asio::error::connection_reset;
+    const bool unanswered = closed && !self->endpoint_.tls && self->session_.current() == session_fsm::state::logging_in;
+    self->drop(unanswered ? make_error_code(errc::closed_during_login) : ec);
+    return;
+  }
+  self->input_.commit(n);
+  if (self->liveness_.running()) self->liveness_.heard(port::monotonic_ns());
+  // Requests submitted by reply callbacks are written together below.
+  self->routing_input_ = true;
+  const std::error_code bad = self->pipeline_.on_input(self->input_);
+  self->routing_input_ = false;
+  if (bad) {
+    self->drop(bad);
+    return;
+  }
+  if (gen != self->generation_) return;  // a callback dropped or stopped us
+  self->flush();  // replies may have queued requests (NOSCRIPT retries)
+  self->read();
+}
+
+void connection::write_finished(void* target, std::uint64_t gen, std::error_code ec, std::size_t) {
+  auto* self = static_cast<connection*>(target);
+  if (gen != self->generation_) return;
+  if (ec) {
+    self->drop(ec);
+    return;
+  }
+  self->pipeline_.write_done();
+  self->flush();
 }
 
 void connection::arm_deadline_timer() {

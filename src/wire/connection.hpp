@@ -104,6 +104,10 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   void arm_timer(std::int64_t delay_ms);
   void read();
   void flush();
+  // The stream's completions (io_done: one concrete type, which a secure layer can take too).
+  static void handshake_finished(void* self, std::uint64_t generation, std::error_code ec, std::size_t);
+  static void read_finished(void* self, std::uint64_t generation, std::error_code ec, std::size_t bytes);
+  static void write_finished(void* self, std::uint64_t generation, std::error_code ec, std::size_t);
   void flush_soon();
   void arm_deadline_timer();
   void on_deadline();

@@ -6,7 +6,7 @@
 
 #include "deadbolt/error.hpp"
 #include "deadbolt/resp/error.hpp"
-#include "tls/tls_errors.hpp"
+#include "wire/tls_failures.hpp"
 
 namespace deadbolt::detail {
 namespace {

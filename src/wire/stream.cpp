@@ -21,18 +21,21 @@ std::error_code stream::open(const server_address& where, asio::generic::stream_
   socket_.open(target.protocol(), ec);
   if (ec) return ec;
   port::close_on_exec(socket_.native_handle());
-#if DEADBOLT_HAS_TLS
-  // A fresh TLS state per attempt; the last one lives on in its aborted operations, if any.
-  tls_.reset();
-  if (tls_context_ && tcp_) tls_ = std::make_shared<tls_layer>(socket_, *tls_context_);
-#endif
+  // A fresh secure layer per attempt; the last one lives on in its aborted operations, if any.
+  layer_.reset();
+  if (transport_ && tcp_) layer_ = transport_->layer_over(socket_);
   return {};
 }
 
-#if DEADBOLT_HAS_TLS
-std::error_code stream::start_tls(const server_address& named) {
-  return tls_->prepare(tls_context_->settings(), named.host);
+void stream::async_handshake(const server_address& named, io_done done) {
+  if (layer_) {
+    if (std::error_code ec = layer_->prepare(named.host)) {
+      asio::post(socket_.get_executor(), [done = std::move(done), ec]() mutable { done(ec); });
+      return;
+    }
+    return layer_->async_handshake(std::move(done));
+  }
+  asio::post(socket_.get_executor(), [done = std::move(done)]() mutable { done(std::error_code()); });
 }
-#endif
 
 }  // namespace deadbolt::detail
