@@ -56,6 +56,61 @@ TOLERATED["sentinel:pause-master"] = {"tokens", "mutual exclusion"}
 TOLERATED.update({f"sentinel-sync-off:{n}": {"tokens", "mutual exclusion"} for n in SENTINEL_FAILOVERS})
 
 
+# The nemeses added with the network and server faults (docs/verification.md, "Nemeses").
+# A jump of the lock server's wall clock: Redis expires keys by it, so a hold ends early while its
+# holder works within its lease, and a waiter that asks then takes the lock: no client can prevent
+# it, only fencing keeps the resource right. Tolerated, not expected: with short holds no waiter may
+# ask within the shortened hold (waiters wait for the release message or the TTL they were told).
+TOLERATED["standalone:clock-jump"] = {"mutual exclusion"}
+# A master cut from its replicas and sentinels (or its cluster peers) while clients still reach it:
+# the classic split brain, as a paused master's.
+TOLERATED.update({f"{t}:partition-master": {"tokens", "mutual exclusion"}
+                  for t in ("sentinel", "sentinel-sync-off", "cluster")})
+# A forced cluster failover does not wait for the replica to catch up, and the old master serves
+# until it hears of the new epoch; a paused cluster master wakes up a master for a moment.
+TOLERATED.update({f"cluster:{n}": {"tokens", "mutual exclusion"}
+                  for n in ("failover-force", "failover-takeover", "pause-master")})
+
+# How soon after each heal a grant must come (the checker's "recovery" check): a standalone server is
+# back at once, and a waiter's retry follows within a lease; a failover's heal is when the new master
+# is named, and clients must then find it (Sentinel: a sentinel's answer, a watch; Cluster: MOVED).
+RECOVERY_BOUND_MS = {"default": 3000, **{n: 6000 for n in (
+    "failover", "kill-master", "pause-master", "silent-sentinel-failover", "partition-master",
+    "failover-force", "failover-takeover", "migrate-slot")}}
+
+
+def recovery_bound_ms(nemesis_name):
+    return RECOVERY_BOUND_MS.get(nemesis_name, RECOVERY_BOUND_MS["default"])
+
+
+def in_full(topology, nemesis):
+    """Whether `full` runs the pair: the persistence variants with the process faults only, sync off
+    with the faults replica sync is about, and not every network fault on every topology."""
+    if topology.startswith("standalone-aof"):
+        return nemesis in ("none", "pause-server", "kill-server", "pause-client")
+    if topology == "sentinel-sync-off":
+        return nemesis in ("failover", "kill-master", "pause-master", "partition-master")
+    if topology == "sentinel":
+        return nemesis not in ("loss", "partition-reject", "delay", "client-clock")
+    if topology == "cluster":
+        return nemesis not in ("loss", "partition-reject", "client-pause", "delay", "client-clock")
+    return True
+
+
+def client_deadbolt(topology, nemesis_name, deadbolt):
+    """The deadbolt the clients run: a nemesis may wrap it (client-clock: under libfaketime)."""
+    wrap = getattr(NEMESES.get(nemesis_name), "wrap_clients", None)
+    return wrap(topology, deadbolt) if wrap else deadbolt
+
+
+def prepare(topology, nemesis_name):
+    """What a nemesis needs of the servers before they start (their own uids, a debug command, a
+    clock shim)."""
+    hook = getattr(NEMESES.get(nemesis_name), "prepare", None)
+    if hook:
+        hook(topology)
+
+
 def as_expected(scenario, result):
     if scenario in EXPECTED_UNSAFE:
         return not result["valid"]
@@ -71,9 +126,8 @@ def applies(topology, nemesis):
     return nemesis == "none" or kind in NEMESES[nemesis].kinds
 
 
-# Every applicable pair, but sync off only with the faults that replica sync is about.
-ALL = ([f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES] if applies(t, n)
-        and (t != "sentinel-sync-off" or n in ("failover", "kill-master", "pause-master"))]
+# Every applicable pair that in_full() keeps.
+ALL = ([f"{t}:{n}" for t in TOPOLOGIES for n in ["none", *NEMESES] if applies(t, n) and in_full(t, n)]
        + ["standalone:pause-client:mutex-unfenced"])
 WORKLOADS = {"mutex": True, "mutex-unfenced": False}  # whether the store is given the fencing token
 
@@ -97,6 +151,7 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
         directory = f"{base}.{n}"
     os.makedirs(directory)
     topology = TOPOLOGIES[topology_name](directory)
+    prepare(topology, nemesis_name)
     try:
         topology.start()  # a Sentinel group or a cluster takes seconds to form: Ctrl-C may come now
     except BaseException:
@@ -107,6 +162,7 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
     history.event("runner", "info", "scenario", scenario=scenario, lease_ms=LEASE_MS, wait_ms=WAIT_MS,
                   **topology.describe())
     lock_ports = [s.port for s in topology.servers]
+    deadbolt = client_deadbolt(topology, nemesis_name, deadbolt)
     clients = clients or getattr(topology, "clients", 4)
     workers = [MutexClient(f"c{i + 1}", deadbolt, history, topology.url(i), lock_ports, topology.store.port,
                            directory, lease_ms=LEASE_MS, wait_ms=WAIT_MS, fenced=WORKLOADS[workload],
@@ -115,8 +171,11 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
     nemesis = NEMESES[nemesis_name](topology=topology, clients=workers, lease_ms=LEASE_MS) if nemesis_name != "none" else None
     stopping = threading.Event()
 
+    bound_ms = recovery_bound_ms(nemesis_name)
+
     def schedule():
-        while not stopping.wait(HEAL_SECONDS):
+        # The heal phase lasts at least the recovery bound, so that the check can see every heal.
+        while not stopping.wait(max(HEAL_SECONDS, bound_ms / 1000)):
             nemesis.fault(history, stopping)
 
     scheduler = threading.Thread(target=schedule, daemon=True) if nemesis else None
@@ -129,6 +188,7 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
         time.sleep(seconds)
     finally:
         stopping.set()
+        history.event("runner", "info", "stopping")  # heals after this are not held to the bound
         if scheduler:
             scheduler.join()
             nemesis.heal()
@@ -140,9 +200,11 @@ def run_scenario(scenario, deadbolt, out, seconds, clients):
         history.close()
         topology.stop()
     tolerance_ms = getattr(topology, "liveness_tolerance_ms", 1000)
-    result = checker.check(checker.load(path), tolerance_ms)
+    result = checker.check(checker.load(path), tolerance_ms, bound_ms if nemesis else None)
     result["liveness_tolerance_ms"] = tolerance_ms
+    result["recovery_bound_ms"] = bound_ms if nemesis else None
     result["scenario"] = scenario
+    result["folder"] = os.path.basename(directory)
     result["clients"] = clients
     result["seconds"] = round(time.monotonic() - started, 1)
     result["store"] = stats
@@ -206,6 +268,15 @@ def summary_markdown(results, meta):
     return "\n".join(lines) + "\n"
 
 
+def publish_report(out):
+    """`full` regenerates the results part of docs/verification.md and its pictures (report.py)."""
+    import report
+    try:
+        report.publish(out, os.path.join(os.path.dirname(HERE), "docs"))
+    except (OSError, SystemExit) as e:
+        print(f"verify: the report was not written: {e}", file=sys.stderr)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deadbolt", required=True, help="the deadbolt CLI to test")
@@ -246,12 +317,15 @@ def main(argv):
         print(summary_line(result), flush=True)
         for v in result["violations"][:5]:
             print(f"    VIOLATION [{v['check']}] {v['message']}", flush=True)
+    meta.update(wall_seconds=round(time.monotonic() - began), lease_ms=LEASE_MS, wait_ms=WAIT_MS)
     with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
-        json.dump({"meta": meta, "results": [{k: r[k] for k in ("scenario", "valid", "as_expected", "figures",
+        json.dump({"meta": meta, "results": [{k: r[k] for k in ("scenario", "folder", "valid", "as_expected", "figures",
                                                                 "store", "seconds", "clients")} for r in results]}, f, indent=1)
     with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
         f.write(summary_markdown(results, meta))
     print(f"verify: {time.monotonic() - began:.0f} s; summary in {os.path.join(args.out, 'summary.md')}")
+    if "full" in args.scenarios:
+        publish_report(args.out)
     return 0 if all(r["as_expected"] for r in results) else 1
 
 

@@ -30,12 +30,15 @@ Checks (each a function below; each returns the violations it proves):
   lost update       the register equals the count of acknowledged increments (unknown outcomes
                     widen the range), and no two acknowledged writes wrote the same value
   liveness          every waiter finished (acquired or gave up) by its deadline, within a tolerance
+  recovery          progress resumes after each heal: a grant within a bound (given per nemesis) of
+                    each nemesis "stop", unless the next fault began or the run ended first
 
 Only what the history proves is a violation: a bound that is not known exactly is taken in the
 direction that excuses (a lease deadline is a lower bound of the server's expiry; a grant happened
 at the latest when the holder learned of it).
 
-Usage: checker.py HISTORY [--json OUT] [--tolerance-ms N]; exit 1 when a violation was found.
+Usage: checker.py HISTORY [--json OUT] [--tolerance-ms N] [--recovery-bound-ms N]; exit 1 when a
+violation was found.
 """
 import argparse
 import bisect
@@ -261,6 +264,43 @@ def check_liveness(events, tolerance_ns):
     return violations
 
 
+def recoveries(events, grants):
+    """Each heal (a nemesis "stop"): when it was, which nemesis, how long until the next grant (None:
+    no grant after it), and until when the run could have shown one (the next fault's start, or the
+    runner's "stopping", or the history's end)."""
+    nemesis = [e for e in events if e.get("process") == "nemesis" and e["f"] in ("start", "stop")]
+    stops = [e for e in events if e.get("process") == "runner" and e["f"] == "stopping"]
+    end = stops[0]["time"] if stops else (events[-1]["time"] if events else 0)
+    out = []
+    for n, e in enumerate(nemesis):
+        if e["f"] != "stop":
+            continue
+        i = bisect.bisect_left(grants, e["time"])
+        following = [x["time"] for x in nemesis[n + 1:] if x["f"] == "start"]
+        out.append({"heal": e["time"], "nemesis": e.get("nemesis"),
+                    "recovery_ms": (grants[i] - e["time"]) / NS_PER_MS if i < len(grants) else None,
+                    # the grant gap the heal fell in: how long nobody got the lock around this fault
+                    "unavailable_ms": (grants[i] - grants[i - 1]) / NS_PER_MS if 0 < i < len(grants) else None,
+                    "observable_until": min([end, *following[:1]])})
+    return out
+
+
+def check_recovery(heals, bound_ms):
+    """Progress resumes within bound_ms after each heal: a grant by then, unless the next fault began,
+    or the run was told to stop, before the bound ran out (then the history cannot tell)."""
+    violations = []
+    for h in heals:
+        limit = h["heal"] + bound_ms * NS_PER_MS
+        if h["observable_until"] < limit:
+            continue
+        if h["recovery_ms"] is None or h["recovery_ms"] > bound_ms:
+            late = "no grant followed" if h["recovery_ms"] is None else f"the first grant came {h['recovery_ms']:.0f} ms after it"
+            violations.append(violation("recovery", f"no progress within {bound_ms} ms of the heal of "
+                                        f"{h['nemesis']}: {late}",
+                                        {"time": h["heal"], "process": "nemesis", "f": "stop", "nemesis": h["nemesis"]}))
+    return violations
+
+
 def percentile(values, p):
     if not values:
         return None
@@ -268,8 +308,9 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
 
 
-def check(events, tolerance_ms=1000):
-    """Every check over one history: {"valid": bool, "violations": [...], "figures": {...}}."""
+def check(events, tolerance_ms=1000, recovery_bound_ms=None):
+    """Every check over one history: {"valid": bool, "violations": [...], "figures": {...}}.
+    recovery_bound_ms: how soon after each heal a grant must come (None: measured, not checked)."""
     holds = holds_of(events)
     resets = [e["time"] for e in events if e.get("f") == "reset"]
     exclusion, windows = check_mutual_exclusion(holds, resets)
@@ -282,6 +323,9 @@ def check(events, tolerance_ms=1000):
     heals = [e["time"] for e in events if e.get("process") == "nemesis" and e["f"] == "stop"]
     grants = sorted(h.start for h in holds.values() if h.granted)
     recovery = [(grants[i] - t) / NS_PER_MS for t in heals if (i := bisect.bisect_left(grants, t)) < len(grants)]
+    heal_list = recoveries(events, grants)
+    if recovery_bound_ms is not None:
+        violations += check_recovery(heal_list, recovery_bound_ms)
     # Unavailability: the longest stretch without a grant that a fault began in (from the last grant
     # before the fault's start to the first grant after it; a run without faults has none).
     starts = [e["time"] for e in events if e.get("process") == "nemesis" and e["f"] == "start"]
@@ -307,7 +351,8 @@ def check(events, tolerance_ms=1000):
         "acquire_ms_p99": percentile(latencies, 0.99),
         "violations": len(violations),
     }
-    return {"valid": not violations, "violations": violations, "unsafe_windows": windows, "figures": figures}
+    return {"valid": not violations, "violations": violations, "unsafe_windows": windows, "figures": figures,
+            "recoveries": heal_list}
 
 
 def main(argv):
@@ -315,8 +360,9 @@ def main(argv):
     parser.add_argument("history")
     parser.add_argument("--json", help="write the full result here")
     parser.add_argument("--tolerance-ms", type=int, default=1000, help="liveness: lateness allowed past a deadline")
+    parser.add_argument("--recovery-bound-ms", type=int, help="recovery: a grant must follow each heal within this")
     args = parser.parse_args(argv)
-    result = check(load(args.history), args.tolerance_ms)
+    result = check(load(args.history), args.tolerance_ms, args.recovery_bound_ms)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1)

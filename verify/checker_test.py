@@ -44,8 +44,12 @@ class History:
     def final(self, t, value):
         return self.event(t, "ok", "final-read", value=value)
 
-    def check(self):
-        return checker.check(sorted(self.events, key=lambda e: e["time"]))
+    def check(self, **options):
+        return checker.check(sorted(self.events, key=lambda e: e["time"]), **options)
+
+    def fault(self, start, stop, nemesis="partition-drop"):
+        self.event(start, "info", "start", process="nemesis", nemesis=nemesis)
+        return self.event(stop, "info", "stop", process="nemesis", nemesis=nemesis)
 
 
 def checks_failed(result):
@@ -202,6 +206,40 @@ class BrokenHistories(unittest.TestCase):
         self.assertEqual(checks_failed(result), ["liveness"])
         self.assertEqual(len(result["violations"]), 1)
         self.assertIn("finished 1600 ms after its deadline", result["violations"][0]["message"])
+
+
+class Recovery(unittest.TestCase):
+    """Progress resumes within a bound after each heal."""
+
+    def test_grant_soon_after_the_heal_is_valid(self):
+        h = History().increment("c1.1", 0, 1, 0).fault(100, 1100).increment("c1.2", 1500, 2, 1)
+        h.event(6000, "info", "stopping").final(6100, 2)
+        result = h.check(recovery_bound_ms=1000)
+        self.assertEqual(result["violations"], [])
+        self.assertEqual(result["recoveries"][0]["recovery_ms"], 401.0)
+
+    def test_no_grant_after_the_heal_fails(self):
+        # The run went on 5 s after the heal, and nobody got the lock again.
+        h = History().increment("c1.1", 0, 1, 0).fault(100, 1100)
+        h.event(1200, "invoke", "acquire", "c2.1", deadline=7200 * MS)
+        h.event(6100, "info", "stopping").final(6200, 1)
+        result = h.check(recovery_bound_ms=3000)
+        self.assertEqual(checks_failed(result), ["recovery"])
+        self.assertIn("no grant followed", result["violations"][0]["message"])
+
+    def test_late_grant_after_the_heal_fails(self):
+        h = History().increment("c1.1", 0, 1, 0).fault(100, 1100).increment("c1.2", 5100, 2, 1)
+        h.event(9000, "info", "stopping").final(9100, 2)
+        result = h.check(recovery_bound_ms=3000)
+        self.assertEqual(checks_failed(result), ["recovery"])
+        self.assertIn("first grant came 4001 ms after it", result["violations"][0]["message"])
+        self.assertEqual(h.check()["violations"], [])  # without a bound it is only measured
+
+    def test_next_fault_or_the_end_before_the_bound_excuses(self):
+        # The second fault began 500 ms after the first heal; the run stopped 1 s after the second.
+        h = History().increment("c1.1", 0, 1, 0).fault(100, 1100).fault(1600, 2000)
+        h.event(3000, "info", "stopping").final(3100, 1)
+        self.assertEqual(h.check(recovery_bound_ms=3000)["violations"], [])
 
 
 class CommandLine(unittest.TestCase):

@@ -8,6 +8,7 @@
 //   queries   one command each (is_locked, hold_count, ...), and the multi lock's member lease.
 #include "base/deadline.hpp"
 #include "base/outcome.hpp"
+#include "base/random.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "engine/op_context.hpp"
@@ -24,20 +25,12 @@ constexpr int unlock_attempts = 3;
 // An unlock that finds holds the caller never had releases at most this many more.
 constexpr int max_surplus_releases = 64;
 
-// Unlock request ids need only be unique, not secret: a per-thread generator seeded once from the
-// platform's random bytes avoids a system call per unlock.
+// Unlock request ids need only be unique, not secret: the thread's generator, seeded once from the
+// platform's random bytes, avoids a system call per unlock.
 void next_request_id(char out[32]) {
-  thread_local std::uint64_t state = [] {
-    std::uint64_t seed = 0;
-    if (!port::random_bytes(&seed, sizeof seed)) seed = static_cast<std::uint64_t>(port::monotonic_ns());
-    return seed;
-  }();
   static constexpr char hex[] = "0123456789abcdef";
   for (int half = 0; half < 2; ++half) {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);  // splitmix64
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    const std::uint64_t z = thread_random();
     for (int i = 0; i < 16; ++i) out[half * 16 + i] = hex[(z >> (i * 4)) & 0xf];
   }
 }

@@ -12,23 +12,14 @@
 //             a new waiter queues behind this client's waiters already parked (reentrant, fenced).
 // Also the defaults every kind starts from.
 #include "base/keys.hpp"
+#include "base/random.hpp"
 #include "deadbolt/error.hpp"
-#include "deadbolt/port/hooks.hpp"
 #include "lock/lock_protocol.hpp"
 #include "pipeline/script_call.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt::detail {
 namespace {
-
-// Backoff jitter: any cheap per-thread pseudo-random number will do.
-std::uint64_t jitter_random() {
-  thread_local std::uint64_t state = static_cast<std::uint64_t>(port::monotonic_ns()) | 1;
-  state ^= state << 13;  // xorshift64
-  state ^= state >> 7;
-  state ^= state << 17;
-  return state;
-}
 
 class reentrant final : public lock_protocol {
  public:
@@ -92,7 +83,7 @@ class spin final : public lock_protocol {
   }
   wait_outcome busy(std::int64_t ttl_ms, const lock_names& n, backoff_state& b) const override {
     if (ttl_ms == 0 || ttl_ms == -2) return wait_outcome::busy(0);  // just expired or vanished
-    return wait_outcome::busy(next_backoff_ms(n.backoff, b, jitter_random()));
+    return wait_outcome::busy(next_backoff_ms(n.backoff, b, thread_random()));
   }
 };
 

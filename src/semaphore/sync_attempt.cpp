@@ -3,6 +3,7 @@
 
 #include "base/deadline.hpp"
 #include "base/keys.hpp"
+#include "base/random.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "semaphore/sync_spec.hpp"
@@ -157,14 +158,11 @@ op_ref start_permit_acquire(client_core& engine, const std::shared_ptr<const syn
   if (!valid_lease_ms(args.lease_ms)) ec = errc::invalid_argument;
   if (refuse(core, nullptr, &done, ec)) return {};
   sync_args a = args;
+  // Permit ids need only be unique: the thread's generator (seeded from the platform's random bytes).
   std::array<unsigned char, 16> bytes{};
-  if (!port::random_bytes(bytes.data(), bytes.size())) {
-    // Ids need only be unique: fall back to the clock mixed with the completion's address.
-    std::uint64_t z = static_cast<std::uint64_t>(port::monotonic_ns()) ^ reinterpret_cast<std::uintptr_t>(&done);
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-      z = z * 6364136223846793005ull + 1442695040888963407ull;
-      bytes[i] = static_cast<unsigned char>(z >> 56);
-    }
+  for (std::size_t half = 0; half < 2; ++half) {
+    const std::uint64_t z = thread_random();
+    for (std::size_t i = 0; i < 8; ++i) bytes[half * 8 + i] = static_cast<unsigned char>(z >> (i * 8));
   }
   a.id = permit_id(bytes);
   return core.pools().of<wait_op<sync_attempt>>().take(core)->start(names, *spec, a, nullptr, &done);

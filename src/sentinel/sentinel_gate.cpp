@@ -3,18 +3,13 @@
 #include <chrono>
 #include <utility>
 
+#include "base/random.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
 #include "pipeline/replica_sync.hpp"
 
 namespace deadbolt::detail {
 namespace {
-
-std::uint64_t jitter_seed() {
-  std::uint64_t seed = 0;
-  if (!port::random_bytes(&seed, sizeof seed)) seed = 0x6a09e667f3bcc909ull;
-  return seed;
-}
 
 std::string describe(const server_address& a) { return a.host + ":" + std::to_string(a.port); }
 
@@ -54,7 +49,7 @@ sentinel_gate::sentinel_gate(asio::any_io_executor ex, const endpoint& ep, const
       role_check_(std::make_unique<role_check>(*this)),
       hold_timer_(ex),
       retry_timer_(ex),
-      backoff_(cfg.reconnect_min.count(), cfg.reconnect_max.count(), jitter_seed()) {}
+      backoff_(cfg.reconnect_min.count(), cfg.reconnect_max.count(), random_seed()) {}
 
 sentinel_gate::~sentinel_gate() {
   stop();

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/random.hpp"
 #include "base/server_error.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/hooks.hpp"
@@ -40,12 +41,6 @@ sync_policy policy_of(replica_sync_mode m) {
     case replica_sync_mode::off: break;
   }
   return sync_policy::off;
-}
-
-std::uint64_t jitter_seed() {
-  std::uint64_t seed = 0;
-  if (!port::random_bytes(&seed, sizeof seed)) seed = 0x9e3779b97f4a7c15ull;
-  return seed;
 }
 
 }  // namespace
@@ -143,7 +138,7 @@ connection::connection(asio::any_io_executor ex, endpoint ep, std::unique_ptr<ad
       endpoint_(std::move(ep)),
       config_(cfg),
       role_(r),
-      session_(settings_for(endpoint_, config_, r), jitter_seed()),
+      session_(settings_for(endpoint_, config_, r), random_seed()),
       addresses_(std::move(addresses)),
       stream_(ex, endpoint_.tls ? endpoint_.tls_context : nullptr),
       session_timer_(ex),

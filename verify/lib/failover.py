@@ -11,8 +11,9 @@ there in time skips the fault and says so in the history.
 - `kill-master`: SIGKILL the master (Cluster: the lock slot's), wait until the others promote a
   replica, and restart the old one after 1 s, as a replica (Sentinel: of the new master; Cluster: it
   learns it from the cluster). Without persistence it comes back empty and resyncs.
-- `pause-master` (Sentinel): SIGSTOP the master until the sentinels have promoted a replica, then
-  SIGCONT it: it wakes up a master, writable, until the sentinels demote it (the split-brain window).
+- `pause-master`: SIGSTOP the master (Cluster: the lock slot's) until the others have promoted a
+  replica, then SIGCONT it: it wakes up a master, writable, until it learns it was replaced (Sentinel:
+  until the sentinels demote it; the split-brain window).
 - `silent-sentinel-failover` (Sentinel): SIGSTOP sentinel 1 (clients 1, 4 and 7 list it first), 0.5 s
   later `SENTINEL FAILOVER` through sentinel 2, SIGCONT sentinel 1 8 s after it was paused: clients
   that watch sentinel 1 do not hear the switch from it (issue 25, defect 1)."""
@@ -29,6 +30,11 @@ def current_master(topology):
     if topology.kind == "sentinel":
         return topology.master()
     return topology.slot_owner()[0]
+
+
+def lock_master(topology):
+    """The server the clients' lock lives on now (a standalone topology's only one)."""
+    return topology.lock if topology.kind == "standalone" else current_master(topology)
 
 
 def wait_for_new_master(topology, old, stopping, seconds=PROMOTION_SECONDS):
@@ -135,7 +141,7 @@ class KillMaster(_Failover):
 
 class PauseMaster(_Failover):
     name = "pause-master"
-    kinds = {"sentinel"}
+    kinds = {"sentinel", "cluster"}
 
     def __init__(self, topology, **kw):
         super().__init__(topology, **kw)

@@ -112,3 +112,11 @@ from failover import Failover, KillMaster, PauseMaster, SilentSentinelFailover  
 
 NEMESES = {n.name: n for n in (PauseServer, KillServer, PauseClient, Failover, KillMaster, PauseMaster,
                                SilentSentinelFailover)}
+
+# Network (netfilter), server-side and Cluster nemeses: network_nemesis.py, server_nemesis.py,
+# cluster_nemesis.py.
+from network_nemesis import NETWORK_NEMESES  # noqa: E402
+from server_nemesis import SERVER_NEMESES  # noqa: E402
+from cluster_nemesis import CLUSTER_NEMESES  # noqa: E402
+
+NEMESES.update({n.name: n for n in (*NETWORK_NEMESES, *SERVER_NEMESES, *CLUSTER_NEMESES)})

@@ -36,6 +36,8 @@ class RedisServer:
         self.name, self.dir, self.port = name, directory, port or free_port()
         self.appendonly = appendonly  # "no", "everysec" or "always"
         self.extra = list(extra)      # more arguments (cluster mode, replicaof)
+        self.prefix = []              # a command the server runs under (setpriv: its own uid)
+        self.env = None               # its environment (None: the harness's; a clock shim's LD_PRELOAD)
         self.process = None
         os.makedirs(directory, exist_ok=True)
 
@@ -56,7 +58,8 @@ class RedisServer:
 
     def start(self):
         args = self.arguments()
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        self.process = subprocess.Popen(self.prefix + args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        env=self.env)
         if not wait_until_up(self.port):
             self.stop()
             raise RuntimeError(f"{self.name}: redis-server did not start on port {self.port} (see {self.dir}/redis.log)")

@@ -25,6 +25,7 @@ class Sentinel:
         self.name, self.dir, self.port = name, directory, free_port()
         self.master_port = master_port
         self.process = None
+        self.prefix = []  # a command it runs under (setpriv: its own uid)
         os.makedirs(directory, exist_ok=True)
 
     def start(self):
@@ -36,7 +37,9 @@ class Sentinel:
                     f"sentinel down-after-milliseconds {MASTER_NAME} 1000\n"
                     f"sentinel failover-timeout {MASTER_NAME} 3000\n"
                     f"sentinel parallel-syncs {MASTER_NAME} 1\n")
-        self.process = subprocess.Popen(["redis-sentinel", conf], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        if getattr(self, "uid", None) is not None:  # running under its own uid: it rewrites this file
+            os.chown(conf, self.uid, self.uid)
+        self.process = subprocess.Popen([*self.prefix, "redis-sentinel", conf], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
 
     # The same stopping as a data node's.
     signal = RedisServer.signal
