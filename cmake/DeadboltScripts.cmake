@@ -9,6 +9,8 @@ function(deadbolt_embed_scripts target script_dir)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/generated)
   set(decls "")
   set(defs "")
+  set(all "")
+  list(LENGTH scripts script_count)
   foreach(file IN LISTS scripts)
     get_filename_component(stem ${file} NAME_WE)
     file(READ ${file} body)
@@ -44,7 +46,12 @@ function(deadbolt_embed_scripts target script_dir)
     # with every other literal), so a static link with --gc-sections keeps only the scripts it calls.
     string(APPEND defs "constexpr char ${stem}_sha1[] = \"${sha}\";\nconstexpr char ${stem}_body[] = R\"lua(${body})lua\";\n")
     string(APPEND defs "const script ${stem}{\"${stem}\", {${stem}_sha1, sizeof ${stem}_sha1 - 1}, {${stem}_body, sizeof ${stem}_body - 1}};\n")
+    string(APPEND all "&${stem}, ")
   endforeach()
+  # Every script, for the tests that check them all (tests/core/byte_order_test.cpp: each SHA1 is its
+  # body's); a program that never names `all` does not link it (--gc-sections).
+  string(APPEND decls "extern const script* const all[${script_count}];\n")
+  string(APPEND defs "const script* const all[${script_count}] = {${all}};\n")
   set(header "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#pragma once\n\n#include \"pipeline/script.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${decls}}  // namespace deadbolt::detail::scripts\n")
   set(source "// Generated from lua/*.lua by cmake/DeadboltScripts.cmake. Do not edit.\n#include \"scripts.hpp\"\n\nnamespace deadbolt::detail::scripts {\n${defs}}  // namespace deadbolt::detail::scripts\n")
   # Written through a temporary so that an unchanged script does not trigger a rebuild.

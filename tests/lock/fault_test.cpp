@@ -30,6 +30,7 @@
 
 #include "deadbolt/deadbolt.hpp"
 #include "support/redis_server.hpp"
+#include "support/refused.hpp"
 #include "support/sync.hpp"
 #include "support/tcp_proxy.hpp"
 
@@ -160,7 +161,7 @@ bool pending(const std::future<T>& f) {
 }
 
 bool is_connection_error(std::error_code ec) {
-  return ec == asio::error::connection_refused || ec == errc::not_connected;
+  return deadbolt::test::is_refused(ec) || ec == errc::not_connected;
 }
 
 // ---- a child process holding a lock ------------------------------------------------------------------
