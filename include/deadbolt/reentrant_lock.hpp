@@ -160,8 +160,10 @@ class flag_lock : public lock_base {
     return async_try_lock(owner, std::chrono::milliseconds(0), std::chrono::milliseconds(0),
                           std::forward<Token>(token));
   }
-  /// Waits up to `wait` (negative: as long as it takes); holds for `lease` (zero: watchdog).
-  /// Signature: void(std::error_code, bool acquired).
+  /// Waits up to `wait` (negative: as long as it takes); holds for `lease` (zero: watchdog). An
+  /// attempt in flight when `wait` runs out gets up to config::command_timeout more for its reply;
+  /// if that is lost, the wait ends with errc::outcome_unknown rather than checking the attempt
+  /// (a single attempt, `wait` 0, checks it). Signature: void(std::error_code, bool acquired).
   template <typename Token>
   auto async_try_lock(owner_id owner, std::chrono::milliseconds wait, std::chrono::milliseconds lease,
                       Token&& token) {
