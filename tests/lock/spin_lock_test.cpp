@@ -122,7 +122,7 @@ TEST_CASE("a spin unlock publishes nothing: a reentrant waiter wakes only at its
   auto f2 = got2.get_future();
   REQUIRE(f2.wait_for(5s) == std::future_status::ready);
   CHECK_FALSE(f2.get());
-  CHECK(std::chrono::steady_clock::now() - unlocked2 < 700ms);
+  CHECK(std::chrono::steady_clock::now() - unlocked2 < 850ms);  // the spin lock above took >= 900 ms
   REQUIRE_FALSE(call([&](auto cb) { b.lock(name).async_unlock(2, cb); }).ec);
 }
 

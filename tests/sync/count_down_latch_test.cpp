@@ -75,7 +75,7 @@ TEST_CASE("latch: every awaiter is released at zero; the channel always gets bra
       CHECK_FALSE(r.first);
       CHECK(r.second);
     }
-    CHECK(std::chrono::steady_clock::now() - zero < 1s);  // the message, not the 5 s re-check
+    CHECK(std::chrono::steady_clock::now() - zero < 3s);  // the message, not the 5 s re-check
   }
 }
 
@@ -92,7 +92,7 @@ TEST_CASE("latch: await times out, can be cancelled, ends at shutdown") {
   CHECK_FALSE(r.ec);
   CHECK_FALSE(r.value);
   CHECK(std::chrono::steady_clock::now() - started >= 240ms);
-  CHECK(std::chrono::steady_clock::now() - started < 2s);
+  CHECK(std::chrono::steady_clock::now() - started < 3s);
 
   asio::cancellation_signal signal;
   std::promise<std::error_code> done;

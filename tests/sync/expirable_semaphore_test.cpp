@@ -101,7 +101,7 @@ TEST_CASE("expirable semaphore: an expired permit comes back to a waiter; its id
   auto next = call<maybe_permit>([&](auto cb) { b.expirable_semaphore(name).async_try_acquire(3s, 0ms, cb); });
   REQUIRE_FALSE(next.ec);
   REQUIRE(next.value);
-  CHECK(std::chrono::steady_clock::now() - started < 1500ms);
+  CHECK(std::chrono::steady_clock::now() - started < 2500ms);  // well before the 3 s wait ends
   CHECK(*next.value != short_lease.value);
   // The expired permit was reclaimed: its id is unknown now.
   CHECK(call([&](auto cb) { a.expirable_semaphore(name).async_release(short_lease.value, cb); }).ec ==
@@ -132,7 +132,7 @@ TEST_CASE("expirable semaphore: a release wakes a waiter on redisson_sc:{name}; 
   REQUIRE(f.wait_for(5s) == std::future_status::ready);
   const maybe_permit id = f.get();
   REQUIRE(id);
-  CHECK(std::chrono::steady_clock::now() - released < 1s);
+  CHECK(std::chrono::steady_clock::now() - released < 3s);  // the message, not the 5 s re-check
 
   asio::cancellation_signal signal;
   std::promise<std::error_code> done;
@@ -167,7 +167,7 @@ TEST_CASE("blocking_expirable_semaphore") {
   auto again = s.try_acquire(3s, 0ms, ec);  // the updated lease runs out
   CHECK_FALSE(ec);
   REQUIRE(again);
-  CHECK(std::chrono::steady_clock::now() - started < 1500ms);
+  CHECK(std::chrono::steady_clock::now() - started < 2500ms);  // before the 3 s wait ends
   s.release(*again, ec);
   CHECK_FALSE(ec);
   s.release(id, ec);

@@ -80,8 +80,8 @@ TEST_CASE("semaphore: a release publishes the new count on redisson_sc:{name} an
     const auto r = f.get();
     CHECK_FALSE(r.first);
     CHECK(r.second);
-    // Woken by the message, not by the periodic re-check (5 s).
-    CHECK(std::chrono::steady_clock::now() - released < 1s);
+    // Woken by the message, not by the periodic re-check (5 s); generous for a loaded CI machine.
+    CHECK(std::chrono::steady_clock::now() - released < 3s);
     CHECK(redis.cli("get '" + name + "'") == "0");
   }
 }
@@ -149,7 +149,7 @@ TEST_CASE("semaphore: a cancelled wait takes nothing; a timed wait ends at its d
   CHECK_FALSE(timed.ec);
   CHECK_FALSE(timed.value);
   CHECK(std::chrono::steady_clock::now() - started >= 290ms);
-  CHECK(std::chrono::steady_clock::now() - started < 2s);
+  CHECK(std::chrono::steady_clock::now() - started < 3s);
 
   std::promise<std::error_code> ended;
   deadbolt::client d(io.executor(), config_for(redis));
