@@ -4,16 +4,11 @@
 
 #include <system_error>
 
+#include "base/ambiguous.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/port/asio.hpp"
-#include "deadbolt/resp/error.hpp"
 
 namespace deadbolt::detail {
-
-/// Sent, but no reply came: it may or may not have run.
-inline bool ambiguous(std::error_code ec) {
-  return ec == errc::outcome_unknown || ec == errc::timed_out || &ec.category() == &resp::resp_category();
-}
 
 /// A connection problem rather than an answer: the same request can be made again once the
 /// connection is back. (Server errors, shutdown, cancellation and full tables are answers.)

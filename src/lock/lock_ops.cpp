@@ -14,6 +14,7 @@
 #include "engine/op_context.hpp"
 #include "lock/lock_ops.hpp"
 #include "lock/lock_protocol.hpp"
+#include "lock/unlock_fsm.hpp"
 #include "memory/op_pool.hpp"
 #include "pipeline/script_call.hpp"
 #include "scripts.hpp"
@@ -74,24 +75,19 @@ class unlock_op final : public request, public operation {
     owner_ = owner;
     owner_digits_.set(owner);
     done_ = done;
-    attempts_ = 0;
-    sync_resends_ = 0;
-    unsynced_ = false;
-    surplus_releases_ = 0;
-    outcome_ = {};
+    unlock_limits limits;
+    limits.attempts = unlock_attempts;
+    limits.max_surplus = max_surplus_releases;
+    limits.sync_retries = core_.settings().sync_retries;
+    fsm_.start(limits);
     const std::uint32_t held = holds_.find(names->name, owner, proto_->field());
     lease_.set(held == hold_table::none ? core_.settings().watchdog_ms : holds_[held].lease_ms);
     latch_ttl_.set(core_.settings().latch_ttl_ms);
     new_latch();
-    send();
+    transmit();
   }
 
   void new_latch() { new_unlock_latch(latch_, names_->latch_prefix); }
-
-  void send() {
-    ++attempts_;
-    transmit();
-  }
 
   void transmit() {
     send_script_body = false;
@@ -110,69 +106,48 @@ class unlock_op final : public request, public operation {
   void on_node(const resp::node& n) override { reply_.take(n); }
 
   void on_done(std::error_code ec) override {
-    if (ec) {
-      // Same request id: if the first attempt ran, the latch answers for it.
-      if (ambiguous(ec) && attempts_ < unlock_attempts && !core_.closed()) return send();
-      // Unknown or failed: either way the hold leaves the watchdog and ends with its lease.
-      core_.unlock_failed(names_->name, owner_, proto_->field());
-      return finish(surplus_releases_ > 0 ? outcome_ : ec, surplus_releases_ > 0 ? 1 : 0);
-    }
-    if (replicas_unsynced() && reply_.what != scalar_reply::kind::error) {
-      // The release is on the master only. Sent again with the same latch, it answers as before and
-      // its WAIT asks once more; when the tries are spent the caller hears it (the release stands).
-      if (sync_resends_ < core_.settings().sync_retries && !core_.closed()) {
-        ++sync_resends_;
-        return transmit();
-      }
-      unsynced_ = true;
-    }
+    if (ec) return carry_out(fsm_.on_failure(ec, core_.closed()), hold_table::none);
     const std::uint32_t held = holds_.find(names_->name, owner_, proto_->field());
-    const bool lost = held != hold_table::none && holds_[held].lost;
-    switch (reply_.what) {
-      case scalar_reply::kind::nil:
-        if (held != hold_table::none) holds_.release(held);
-        if (surplus_releases_ > 0) return finish(outcome_, 1);  // gone meanwhile: nothing left to release
-        return finish(lost ? errc::lease_lost : errc::not_owner, 0);
-      case scalar_reply::kind::integer:
-        if (reply_.value == 1) {
-          if (held != hold_table::none) core_.hold_released(held);
-          core_.send_and_forget("DEL", latch_);  // the latch has done its job
-          // A hold the owner was told it lost is reported lost, whatever the server still had.
-          return finish(surplus_releases_ > 0 ? outcome_ : lost ? make_error_code(errc::lease_lost) : std::error_code(), 1);
-        }
-        return still_held(held);
-      case scalar_reply::kind::error: return finish(reply_.error, 0);
-      default: return finish(errc::protocol_error, 0);
+    unlock_hold hold;
+    if (held != hold_table::none) {
+      hold.known = true;
+      hold.lost = holds_[held].lost;
+      hold.count = holds_[held].count;
+      hold.read = proto_->field() == hold_field::read;
+    }
+    carry_out(fsm_.on_reply(reply_of(reply_), reply_.error, replicas_unsynced(), hold, core_.closed()), held);
+  }
+
+  static unlock_reply reply_of(const scalar_reply& r) {
+    switch (r.what) {
+      case scalar_reply::kind::nil: return unlock_reply::gone;
+      case scalar_reply::kind::integer: return r.value == 1 ? unlock_reply::released : unlock_reply::still_held;
+      case scalar_reply::kind::error: return unlock_reply::server_error;
+      default: return unlock_reply::unexpected;
     }
   }
 
-  /// Still held: by us (reentrant), or by other readers after our last read hold.
-  void still_held(std::uint32_t held) {
-    if (held != hold_table::none && surplus_releases_ == 0) {
-      hold& h = holds_[held];
-      if (!h.lost && h.count > 1) {
-        --h.count;
-        --h.server;
-        return finish({}, 0);
-      }
-      if (proto_->field() == hold_field::read) {  // other readers' holds count here too
-        const bool lost = h.lost;
-        core_.hold_released(held);
-        return finish(lost ? errc::lease_lost : std::error_code(), 0);
-      }
+  void carry_out(const unlock_action& a, std::uint32_t held) {
+    switch (a.what) {
+      case unlock_action::kind::send_again: return transmit();
+      case unlock_action::kind::release_surplus:
+        new_latch();
+        return transmit();
+      case unlock_action::kind::finish: break;
     }
-    if (held == hold_table::none && surplus_releases_ == 0) return finish({}, 0);  // not ours to judge
-    // The caller's last hold (or one it was told it lost), yet the server counts more: holds from an
-    // acquire whose outcome was unknown, or a lease declared lost that was not. Release those too,
-    // each with its own latch, or the lock would outlive its holder.
-    if (surplus_releases_ == 0) outcome_ = holds_[held].lost ? make_error_code(errc::lease_lost) : std::error_code();
-    if (++surplus_releases_ > max_surplus_releases) {
-      core_.unlock_failed(names_->name, owner_, proto_->field());
-      return finish(outcome_, 1);
+    using change = unlock_action::hold_change;
+    switch (a.change) {
+      case change::none: break;
+      case change::forget: holds_.release(held); break;
+      case change::released: core_.hold_released(held); break;
+      case change::one_less:
+        --holds_[held].count;
+        --holds_[held].server;
+        break;
+      case change::stop_renewing: core_.unlock_failed(names_->name, owner_, proto_->field()); break;
     }
-    attempts_ = 0;
-    new_latch();
-    send();
+    if (a.delete_latch) core_.send_and_forget("DEL", latch_);  // the latch has done its job
+    finish(a.ec, a.value);
   }
 
   void finish(std::error_code ec, std::int64_t value) {
@@ -180,11 +155,11 @@ class unlock_op final : public request, public operation {
     done_ = nullptr;
     ++generation;
     names_.reset();
+    const std::error_code heard = fsm_.final_error(ec);
     core_.pools().of<unlock_op>().give_back(this);
     if (done == nullptr) return;
     if (report_fixed_) return done->complete(fixed_report_, 0);
-    if (!ec && unsynced_) ec = errc::replicas_not_synced;
-    done->complete(ec, value);
+    done->complete(heard, value);
   }
 
   op_context& core_;
@@ -197,11 +172,7 @@ class unlock_op final : public request, public operation {
   decimal latch_ttl_;
   decimal now_;
   std::string latch_;
-  int attempts_ = 0;
-  int sync_resends_ = 0;      // sent again because no replica acknowledged it
-  bool unsynced_ = false;     // ... and none did on the last try either
-  int surplus_releases_ = 0;  // holds released beyond the caller's last one
-  std::error_code outcome_;   // what the caller hears once the surplus is released
+  unlock_fsm fsm_;
   completion* done_ = nullptr;
   bool report_fixed_ = false;    // a give-back: done_ hears fixed_report_, not the release's outcome
   std::error_code fixed_report_;
