@@ -11,7 +11,7 @@ if bad then
   return bad
 end
 drop_expired_waiters(queue, timeouts, now)
-local count = take_or_reenter(lock, queue, timeouts, owner, lease, wait)
+local count = take_or_reenter(lock, queue, timeouts, owner, lease, wait, now)
 if count then
   return {count}
 end

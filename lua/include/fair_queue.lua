@@ -11,16 +11,29 @@ local function drop_expired_waiters(queue, timeouts, now)
   end
 end
 
--- Takes the lock if it is free and the owner is first in line (everyone behind moves up one
--- waiter timeout), or re-enters it. The owner's new hold count, or false.
-local function take_or_reenter(lock, queue, timeouts, owner, lease, wait)
+-- Takes the lock if it is free and the owner is first in line (or nobody is), or re-enters it. The
+-- owner's new hold count, or false.
+-- Taking it moves everyone behind up one place: each deadline moves by the same amount, so the gaps
+-- (each waiter's own timeout) stay. Redisson moves them by minus the taker's waiter timeout, which
+-- leaves the new head the deadline the taker had: however long the queue stays busy, the head's
+-- deadline stays the first waiter's (the first holder's lease end plus one timeout), and once the
+-- clock passes it a live head is dropped as stale, unwoken. Here the deadlines move by at least as
+-- much as makes the new head's count from the new holder's lease end (`now` + `lease` + its own
+-- timeout, the deadline it would get by joining now), and never by less than Redisson's amount: no
+-- entry lapses sooner than Redisson's own scripts would let it.
+local function take_or_reenter(lock, queue, timeouts, owner, lease, wait, now)
   if redis.call('exists', lock) == 0 and
       (redis.call('exists', queue) == 0 or redis.call('lindex', queue, 0) == owner) then
+    local taker_deadline = tonumber(redis.call('zscore', timeouts, owner))
     redis.call('lpop', queue)
     redis.call('zrem', timeouts, owner)
+    local shift = -wait
+    if taker_deadline ~= nil then
+      shift = math.max(shift, now + tonumber(lease) - taker_deadline)
+    end
     local waiters = redis.call('zrange', timeouts, 0, -1)
     for i = 1, #waiters do
-      redis.call('zincrby', timeouts, -wait, waiters[i])
+      redis.call('zincrby', timeouts, shift, waiters[i])
     end
     redis.call('hset', lock, owner, 1)
     redis.call('pexpire', lock, lease)

@@ -1,8 +1,13 @@
 // The fair lock (Redisson RFairLock, docs/protocol.md §3) against a real redis-server: the queue and
-// timeout keys, FIFO order, and waiters that give up leaving nothing behind.
+// timeout keys, FIFO order (also through a queue that never empties), and waiters that give up
+// leaving nothing behind.
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
 #include <future>
 #include <mutex>
 #include <string>
@@ -11,6 +16,7 @@
 
 #include "deadbolt/deadbolt.hpp"
 #include "deadbolt/port/hooks.hpp"
+#include "scripts.hpp"
 #include "support/lock_test.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
@@ -33,6 +39,48 @@ void wait_for_queue(const deadbolt::test::redis_server& redis, const std::string
   }
   REQUIRE(redis.cli("llen " + queue_key(name)) == std::to_string(n));
 }
+
+// The embedded fair lock scripts run by hand (redis-cli --eval) with a clock the test sets, so that
+// the queue's deadline arithmetic can be followed step by step, independently of real time.
+class fair_scripts {
+ public:
+  fair_scripts(const deadbolt::test::redis_server& redis, std::string name)
+      : redis_(redis), name_(std::move(name)), acquire_(write("fair_acquire", deadbolt::detail::scripts::fair_acquire.body)),
+        unlock_(write("fair_unlock", deadbolt::detail::scripts::fair_unlock.body)) {}
+  ~fair_scripts() {
+    std::remove(acquire_.c_str());
+    std::remove(unlock_.c_str());
+  }
+  fair_scripts(const fair_scripts&) = delete;
+  fair_scripts& operator=(const fair_scripts&) = delete;
+
+  /// fair_acquire.lua for `owner` at wall-clock `now_ms`, with `lease_ms` and the waiter timeout `wait_ms`.
+  std::string acquire(const std::string& owner, long long now_ms, long long lease_ms, long long wait_ms) const {
+    return redis_.cli("--eval " + acquire_ + " " + name_ + " " + queue_key(name_) + " " + timeout_key(name_) + " , " +
+                      std::to_string(lease_ms) + " " + owner + " " + std::to_string(wait_ms) + " " + std::to_string(now_ms));
+  }
+  /// fair_unlock.lua: `owner` releases its hold at `now_ms`.
+  std::string unlock(const std::string& owner, long long now_ms) const {
+    return redis_.cli("--eval " + unlock_ + " " + name_ + " " + queue_key(name_) + " " + timeout_key(name_) +
+                      " redisson_lock__channel:{" + name_ + "} " + unique_name("latch") + " , 0 30000 " + owner + " " +
+                      std::to_string(now_ms) + " publish 1000");
+  }
+  bool holds(const std::string& owner) const { return redis_.cli("hget " + name_ + " " + owner) == "1"; }
+  bool queued(const std::string& owner) const {
+    return redis_.cli("zscore " + timeout_key(name_) + " " + owner) != "";
+  }
+
+ private:
+  static std::string write(const char* base, std::string_view body) {
+    const std::string file = "/tmp/" + unique_name(base) + ".lua";
+    std::ofstream(file) << body;
+    return file;
+  }
+
+  const deadbolt::test::redis_server& redis_;
+  std::string name_;
+  std::string acquire_, unlock_;
+};
 
 }  // namespace
 
@@ -118,6 +166,96 @@ TEST_CASE("fair lock: five waiters are served in arrival order, and one that giv
   }
   CHECK(order == std::vector<int>{1, 2, 4, 5});
   CHECK(redis.cli("exists " + name) == "0");
+  CHECK(redis.cli("exists " + queue_key(name)) == "0");
+  CHECK(redis.cli("exists " + timeout_key(name)) == "0");
+}
+
+TEST_CASE("fair lock: a waiter keeps its place while the queue never empties (the scripts, a given clock)") {
+  // Short holds, one after another, and a new waiter behind each: the queue is never empty. Each
+  // waiter's entry must outlast its turn: the head in line when the lock is released takes it.
+  // (Redisson's arithmetic moves everyone's deadline down one waiter timeout per acquisition, so the
+  // head's deadline stays where the first waiter's was — the first holder's lease end plus one
+  // timeout — and once the clock passes it, a live head is dropped as stale and never woken.)
+  deadbolt::test::redis_server redis;
+  const std::string name = unique_name("fair-busy-queue");
+  const fair_scripts fair(redis, name);
+  constexpr long long lease = 300, wait = 1000, step = 100;
+  auto owner = [](int i) { return "waiter:" + std::to_string(i); };
+
+  REQUIRE(fair.acquire(owner(0), 0, lease, wait) == "1");
+  REQUIRE(fair.acquire(owner(1), 10, lease, wait) != "1");  // in line behind the holder
+  REQUIRE(fair.acquire(owner(2), 20, lease, wait) != "1");
+  REQUIRE(fair.queued(owner(1)));
+  REQUIRE(fair.queued(owner(2)));
+  // Until well past the first holder's lease end plus one waiter timeout (1300 ms).
+  for (int i = 1; i <= 25; ++i) {
+    const long long t = i * step;
+    CAPTURE(t);
+    CAPTURE(i);
+    fair.unlock(owner(i - 1), t);
+    fair.acquire(owner(i), t + 1, lease, wait);  // woken by the unlock: the head in line
+    CHECK(fair.holds(owner(i)));
+    fair.acquire(owner(i + 2), t + 2, lease, wait);  // a new waiter joins behind
+    REQUIRE(fair.queued(owner(i + 1)));
+  }
+}
+
+TEST_CASE("fair lock: waiters are served in arrival order through a queue that never empties") {
+  // As the test above, through the client and real time: a holder with a short lease, two waiters in
+  // line, and then each waiter, once it has the lock, lets the next one join before it works (about
+  // 100 ms) and unlocks: two waiters are always in line. The first holder's lease end plus one waiter
+  // timeout (1.3 s) passes after a dozen holds. The waiters share one client (one connection), so
+  // their arrival order is the order they were started in.
+  deadbolt::test::redis_server redis;
+  deadbolt::test::io_thread io;
+  deadbolt::client first(io.executor(), config_for(redis));
+  deadbolt::client c(io.executor(), config_for(redis));
+  const std::string name = unique_name("fair-churn");
+  constexpr int waiters = 25;
+  constexpr auto lease = 300ms, wait = 1000ms, work = 100ms;
+
+  struct run {
+    std::vector<int> order;  // owners in the order they got the lock
+    int failed = 0;
+    int finished = 0;
+    std::promise<void> done;
+  };
+  auto r = std::make_shared<run>();
+  std::function<void(int)> start;  // on the loop thread only
+  start = [&, r](int i) {
+    auto lock = c.fair_lock(name);
+    lock.async_try_lock(i + 1, wait, lease, [&, r, lock, i](std::error_code ec, bool ok) mutable {
+      auto end = [r] {
+        if (++r->finished == waiters) r->done.set_value();
+      };
+      if (ec || !ok) {
+        ++r->failed;
+        return end();
+      }
+      r->order.push_back(i + 1);
+      if (i + 2 < waiters) start(i + 2);
+      auto timer = std::make_shared<asio::steady_timer>(io.io, work);
+      timer->async_wait([lock, i, timer, end](std::error_code) mutable {
+        lock.async_unlock(i + 1, [end](std::error_code) { end(); });
+      });
+    });
+  };
+  auto held = first.fair_lock(name);
+  REQUIRE(call<bool>([&](auto cb) { held.async_try_lock(99, 0ms, lease, cb); }).value);
+  asio::post(io.io, [&] {
+    start(0);
+    start(1);
+  });
+  wait_for_queue(redis, name, 2);
+  call([&](auto cb) { held.async_unlock(99, cb); });  // (or its lease ran out already)
+  auto all = r->done.get_future();
+  REQUIRE(all.wait_for(30s) == std::future_status::ready);
+  io.drain();
+  CHECK(r->failed == 0);
+  std::string granted, arrival;
+  for (int owner : r->order) granted += std::to_string(owner) + " ";
+  for (int owner = 1; owner <= waiters; ++owner) arrival += std::to_string(owner) + " ";
+  CHECK(granted == arrival);
   CHECK(redis.cli("exists " + queue_key(name)) == "0");
   CHECK(redis.cli("exists " + timeout_key(name)) == "0");
 }
