@@ -64,7 +64,7 @@ cluster_routing::action cluster_routing::next() {
     // what they see (a node dropped). What a tick releases is decided after what a layout released
     // meanwhile, as a call nested in the tick's loop would have.
     if (request* r = rerouting_.pop_front()) {
-      route(*r);
+      route(*r, true);
     } else if (request* d = due_.pop_front()) {
       tick_one(*d);
     } else if (tick_pending_) {
@@ -116,7 +116,7 @@ void cluster_routing::submit(request& r, std::int64_t now_ns) {
   r.redirects = 0;
   r.redirect_looped = false;
   r.give_up_ns = 0;
-  route(r);
+  route(r, false);
 }
 
 std::uint16_t cluster_routing::owner_of(const request& r) const {
@@ -139,10 +139,17 @@ const server_address* cluster_routing::channel_master(std::string_view channel) 
   return index == no_node ? nullptr : &nodes_[index].address;
 }
 
-void cluster_routing::route(request& r) {
+void cluster_routing::route(request& r, bool released) {
   const std::uint16_t index = owner_of(r);
-  if (index == no_node || nodes_[index].down) return park(r);
-  push(for_request(kind::send, r, index));
+  if (index != no_node && !nodes_[index].down) return push(for_request(kind::send, r, index));
+  if (!released) return park(r);
+  // Released by what was just learnt (a layout, the pub/sub mode), and still without a route: the
+  // layout is as fresh as it gets, so it is read again on the tick, not at once. Asked again at once,
+  // it would be answered the same at once, again and again, while a failover runs (no master for
+  // the failed one's slots, or one whose connection is down).
+  start_waiting(r);
+  parked_.push_back(r);
+  arm_tick();
 }
 
 void cluster_routing::start_waiting(request& r) {

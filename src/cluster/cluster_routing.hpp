@@ -14,7 +14,9 @@
 //              not_connected, cluster_down, or why no node told the layout).
 //   the layout asked of one node at a time, in turn (skipping nodes that are down; after a MOVED, the new
 //              owner), with CLUSTER SHARDS, or CLUSTER SLOTS after a server that has no SHARDS; when
-//              every seed refuses it, what waits fails at once.
+//              a request parks, and on each tick while anything waits (not at once after an answer
+//              that left requests waiting: the same answer would come back at once); when every seed
+//              refuses it, what waits fails at once.
 //   the nodes  a table of at most max_nodes; when full, a node the layout no longer names and that
 //              nothing uses is recycled; else errc::node_table_full.
 //   pub/sub    sharded, classic, or (automatic) asked with PUBSUB SHARDNUMSUB along with the first
@@ -170,7 +172,9 @@ class cluster_routing {
   std::uint16_t node_for(const server_address& where);
   std::uint16_t recycle(const server_address& where);
   std::uint16_t owner_of(const request& r) const;
-  void route(request& r);
+  /// Sends `r` to its slot's master, or parks it. `released`: it waited, and was let go by a layout
+  /// answer or the pub/sub mode.
+  void route(request& r, bool released);
   void park(request& r);
   void back_off(request& r);
   void start_waiting(request& r);
