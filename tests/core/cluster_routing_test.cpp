@@ -737,4 +737,25 @@ TEST_CASE("cluster routing: names whose keys span slots are refused; closing fai
   CHECK(h.actions().empty());
 }
 
+TEST_CASE("cluster routing: closed while a tick's requests are decided: the rest fail, none is left waiting") {
+  harness h;
+  learn_two_masters(h);
+  test_request a("a", high_key), b("b", high_key);
+  h.submit(a);
+  h.submit(b);
+  REQUIRE(h.actions() == "send a>1, send b>1");
+  detail::request_queue unsent;
+  unsent.push_back(a);
+  unsent.push_back(b);
+  h.core->node_down(1, unsent, false, false, h.now);
+  h.actions();
+  h.tick_after(3000);
+  auto first = h.core->next();
+  CHECK(carry_out(*h.core, first) == "fail a: not_connected");
+  h.core->close();  // from a's completion, say
+  CHECK(h.actions() == "fail b: shutting_down");
+  CHECK(b.ec == errc::shutting_down);
+  CHECK_FALSE(h.core->anything_waits());
+}
+
 }  // namespace cluster_routing_suite
