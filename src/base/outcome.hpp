@@ -6,7 +6,7 @@
 
 #include "base/ambiguous.hpp"
 #include "deadbolt/error.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 
 namespace deadbolt::detail {
 

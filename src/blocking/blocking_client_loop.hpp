@@ -13,7 +13,7 @@
 #include "blocking/blocking_gate.hpp"
 #include "deadbolt/blocking.hpp"
 #include "deadbolt/client.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 
 namespace deadbolt {
 

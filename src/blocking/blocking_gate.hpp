@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "deadbolt/error.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 
 namespace deadbolt::detail {
 

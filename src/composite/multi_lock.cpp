@@ -27,7 +27,7 @@
 #include "deadbolt/detail/block_cache.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/multi_lock.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "deadbolt/port/hooks.hpp"
 
 namespace deadbolt::detail {

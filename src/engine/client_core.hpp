@@ -11,7 +11,7 @@
 #include "base/observer.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/detail/engine.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "engine/holds.hpp"
 #include "engine/op_context.hpp"
 #include "engine/topology.hpp"

@@ -4,7 +4,7 @@
 #include "base/reply_builder.hpp"
 #include "base/server_error.hpp"
 #include "deadbolt/error.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "engine/op_context.hpp"
 #include "pipeline/request.hpp"
 

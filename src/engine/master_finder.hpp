@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "deadbolt/config.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "pipeline/request.hpp"
 #include "wire/address_source.hpp"
 #include "wire/connection.hpp"

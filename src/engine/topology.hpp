@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "deadbolt/config.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "pipeline/request.hpp"
 
 namespace deadbolt::detail {

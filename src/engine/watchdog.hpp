@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "engine/op_context.hpp"
 #include "engine/renewal_windows.hpp"
 #include "memory/op_pool.hpp"

@@ -6,7 +6,7 @@
 #include "base/keys.hpp"
 #include "base/reply_builder.hpp"
 #include "deadbolt/error.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "engine/op_context.hpp"
 #include "inspect/object_reading.hpp"
 #include "pipeline/request.hpp"

@@ -23,7 +23,7 @@
 #include "base/observer.hpp"
 #include "base/server_address.hpp"
 #include "deadbolt/config.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "pubsub/wake_policy.hpp"
 #include "wire/connection.hpp"
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "deadbolt/config.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "wire/address_source.hpp"
 #include "wire/connection.hpp"
 

@@ -20,7 +20,7 @@
 
 #include "base/observer.hpp"
 #include "deadbolt/config.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "pipeline/request.hpp"
 #include "sentinel/sentinel_addresses.hpp"
 #include "sentinel/sentinel_view.hpp"

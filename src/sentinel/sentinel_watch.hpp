@@ -14,7 +14,7 @@
 
 #include "base/observer.hpp"
 #include "deadbolt/config.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "sentinel/sentinel_view.hpp"
 #include "wire/connection.hpp"
 

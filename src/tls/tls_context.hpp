@@ -7,7 +7,7 @@
 #include <string>
 #include <system_error>
 
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "deadbolt/tls_config.hpp"
 #include "wire/secure_layer.hpp"
 

@@ -8,7 +8,7 @@
 #include <system_error>
 #include <utility>
 
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "tls/tls_context.hpp"
 #include "wire/secure_layer.hpp"
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "deadbolt/error.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 
 namespace deadbolt::detail {
 

@@ -13,7 +13,7 @@
 
 #include "base/observer.hpp"
 #include "deadbolt/config.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "deadbolt/port/resolver.hpp"
 #include "deadbolt/resp/read_buffer.hpp"
 #include "memory/handler_memory.hpp"

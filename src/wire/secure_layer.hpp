@@ -11,7 +11,7 @@
 #include <system_error>
 #include <utility>
 
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "memory/handler_memory.hpp"
 
 namespace deadbolt::detail {

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "base/server_address.hpp"
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 #include "wire/secure_layer.hpp"
 
 namespace deadbolt::detail {

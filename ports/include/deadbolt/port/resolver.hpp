@@ -12,7 +12,7 @@
 #include <system_error>
 #include <vector>
 
-#include "deadbolt/port/asio.hpp"
+#include "deadbolt/port/asio_core.hpp"
 
 namespace deadbolt::port {
 
