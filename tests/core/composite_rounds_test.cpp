@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <ostream>
+#include <string>
 #include <system_error>
 #include <vector>
 
@@ -50,28 +51,23 @@ struct composite {
     return s;
   }
 
-  // The members in `state`, as the driver's loop over a set_leases or release action finds them.
-  std::vector<std::size_t> in(member_state state) const {
-    std::vector<std::size_t> out;
+  // The members in `state` ("0,2"), as the driver's loop over a set_leases or release action finds them.
+  std::string in(member_state state) const {
+    std::string out;
     for (std::size_t i = 0; i < members.size(); ++i) {
-      if (rounds.member(i) == state) out.push_back(i);
+      if (rounds.member(i) != state) continue;
+      if (!out.empty()) out += ',';
+      out += std::to_string(i);
     }
     return out;
   }
 
-  // Answers every lease of a set_leases action as set (at `t` ms), sent first: what decides comes last.
-  round_action leases_all_set(std::int64_t t) {
-    const auto expiring = in(member_state::expiring);
-    REQUIRE_FALSE(expiring.empty());
-    REQUIRE(rounds.leases_sent(t * ms).what == kind::none);
-    round_action last;
-    for (std::size_t i : expiring) last = rounds.lease_set(i, {}, true, t * ms);
-    return last;
-  }
-
   // Answers every release of a release action (at `t` ms); the driver has sent them all.
   round_action releases_answered(std::int64_t t) {
-    const auto releasing = in(member_state::releasing);
+    std::vector<std::size_t> releasing;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (rounds.member(i) == member_state::releasing) releasing.push_back(i);
+    }
     REQUIRE_FALSE(releasing.empty());
     REQUIRE(rounds.releases_sent(t * ms).what == kind::none);
     round_action last;
@@ -103,8 +99,6 @@ void require_aborted(const round_action& a) {
   CHECK(a.value == 0);
 }
 
-using members = std::vector<std::size_t>;
-
 TEST_CASE("composite: a multi lock whose members all grant finishes with 1, each member waiting the time left") {
   composite c(composite_quorum::all, 3, 1'000, 0);
   require_try(c.rounds.start(0), 0, 1'000, 0);  // no lease: the watchdogs
@@ -112,7 +106,7 @@ TEST_CASE("composite: a multi lock whose members all grant finishes with 1, each
   require_try(c.rounds.member_answered(0, {}, true, 100 * ms), 1, 900, 0);
   require_try(c.rounds.member_answered(1, {}, true, 250 * ms), 2, 750, 0);
   require_finish(c.rounds.member_answered(2, {}, true, 300 * ms), {}, 1);
-  CHECK(c.in(member_state::held) == members{0, 1, 2});
+  CHECK(c.in(member_state::held) == "0,1,2");
   CHECK(c.rounds.finished());
   CHECK(c.rounds.rounds() == 1);
 }
@@ -124,7 +118,7 @@ TEST_CASE("composite: with a lease and a wait, members are taken for 2 x wait, t
   const round_action a = c.rounds.member_answered(1, {}, true, 20 * ms);
   REQUIRE(a.what == kind::set_leases);
   CHECK(a.lease_ms == 3'000);
-  CHECK(c.in(member_state::expiring) == members{0, 1});
+  CHECK(c.in(member_state::expiring) == "0,1");
   CHECK(c.rounds.leases_sent(21 * ms).what == kind::none);
   CHECK(c.rounds.lease_set(1, {}, true, 25 * ms).what == kind::none);  // member 0 not answered yet
   require_finish(c.rounds.lease_set(0, {}, true, 30 * ms), {}, 1);
@@ -165,7 +159,7 @@ TEST_CASE("composite: a multi lock member that refuses ends the round: what it t
   require_try(c.rounds.start(0), 0, 0, 0);
   require_try(c.rounds.member_answered(0, {}, true, 1 * ms), 1, 0, 0);
   REQUIRE(c.rounds.member_answered(1, {}, false, 2 * ms).what == kind::release);
-  CHECK(c.in(member_state::releasing) == members{0});  // not the busy one, and member 2 never tried
+  CHECK(c.in(member_state::releasing) == "0");  // not the busy one, and member 2 never tried
   CHECK(c.rounds.member(1) == member_state::untried);
   CHECK(c.rounds.member(2) == member_state::untried);
   require_finish(c.releases_answered(3), {}, 0);  // no wait: no retry, and busy is no error
@@ -203,7 +197,7 @@ TEST_CASE("composite: the deadline is checked after each member: one granted pas
   require_try(c.rounds.member_answered(0, {}, true, 40 * ms), 1, 60, 0);
   // Granted, but the answer came when the wait was over: the caller is told "not acquired".
   REQUIRE(c.rounds.member_answered(1, {}, true, 100 * ms).what == kind::release);
-  CHECK(c.in(member_state::releasing) == members{0, 1});
+  CHECK(c.in(member_state::releasing) == "0,1");
   require_finish(c.releases_answered(101), {}, 0);
 }
 
@@ -212,7 +206,7 @@ TEST_CASE("composite: a multi lock member that fails ends the round with its err
   require_try(c.rounds.start(0), 0, 1'000, 0);
   require_try(c.rounds.member_answered(0, {}, true, 10 * ms), 1, 990, 0);
   REQUIRE(c.rounds.member_answered(1, refused, false, 20 * ms).what == kind::release);
-  CHECK(c.in(member_state::releasing) == members{0});  // the failed member gave back what it could itself
+  CHECK(c.in(member_state::releasing) == "0");  // the failed member gave back what it could itself
   REQUIRE(c.releases_answered(30).what == kind::pause);  // a transient error: tried again
   require_try(c.rounds.pause_over(40 * ms), 0, 960, 0);
   require_finish(c.rounds.member_answered(0, refused, false, 1'000 * ms), refused, 0);  // nothing held, no time
@@ -244,8 +238,8 @@ TEST_CASE("composite: a red lock with a minority down acquires and reports lease
   require_try(c.rounds.member_answered(2, {}, true, 15 * ms), 3, 0, 10'000);
   require_try(c.rounds.member_answered(3, unknown, false, 320 * ms), 4, 0, 10'000);
   require_finish(c.rounds.member_answered(4, {}, true, 330 * ms), {}, 10'000 - 330 - (100 + 2));
-  CHECK(c.in(member_state::held) == members{0, 2, 4});
-  CHECK(c.in(member_state::failed) == members{1, 3});  // left to their clients; unlock covers them
+  CHECK(c.in(member_state::held) == "0,2,4");
+  CHECK(c.in(member_state::failed) == "1,3");  // left to their clients; unlock covers them
 }
 
 TEST_CASE("composite: a red lock stops trying once a quorum is certain (Redisson's shortcut)") {
@@ -268,7 +262,7 @@ TEST_CASE("composite: a red lock without a majority gives back its minority; quo
     require_try(c.rounds.member_answered(2, refused, false, 3 * ms), 3, 0, 10'000);
     REQUIRE(c.rounds.member_answered(3, {}, true, 4 * ms).what == kind::try_member);
     REQUIRE(c.rounds.member_answered(4, refused, false, 5 * ms).what == kind::release);
-    CHECK(c.in(member_state::releasing) == members{1, 3});
+    CHECK(c.in(member_state::releasing) == "1,3");
     require_finish(c.releases_answered(6), errc::quorum_not_reached, 0);
   }
   SUBCASE("only busy: no error") {
@@ -294,7 +288,7 @@ TEST_CASE("composite: a member's acquire answered unknown is left to its client;
     require_try(c.rounds.start(0), 0, 0, 0);
     require_try(c.rounds.member_answered(0, {}, true, 1 * ms), 1, 0, 0);
     REQUIRE(c.rounds.member_answered(1, unknown, false, 600 * ms).what == kind::release);
-    CHECK(c.in(member_state::releasing) == members{0});
+    CHECK(c.in(member_state::releasing) == "0");
     require_finish(c.releases_answered(601), unknown, 0);
   }
   SUBCASE("multi lock: a member whose lease change is unknown may still be ours: released with the rest") {
@@ -305,7 +299,7 @@ TEST_CASE("composite: a member's acquire answered unknown is left to its client;
     CHECK(c.rounds.leases_sent(20 * ms).what == kind::none);
     CHECK(c.rounds.lease_set(0, {}, true, 25 * ms).what == kind::none);
     REQUIRE(c.rounds.lease_set(1, unknown, false, 330 * ms).what == kind::release);
-    CHECK(c.in(member_state::releasing) == members{0, 1});
+    CHECK(c.in(member_state::releasing) == "0,1");
     REQUIRE(c.releases_answered(340).what == kind::pause);  // time left: another round
     require_try(c.rounds.pause_over(350 * ms), 0, 150, 1'000);
     require_finish(c.rounds.member_answered(0, {}, false, 500 * ms), {}, 0);  // the last round's outcome
@@ -332,7 +326,7 @@ TEST_CASE("composite: a member's acquire answered unknown is left to its client;
     c.rounds.lease_set(0, {}, false, 35 * ms);
     c.rounds.lease_set(1, unknown, false, 36 * ms);
     REQUIRE(c.rounds.lease_set(2, {}, true, 37 * ms).what == kind::release);
-    CHECK(c.in(member_state::releasing) == members{0, 1, 2});
+    CHECK(c.in(member_state::releasing) == "0,1,2");
     require_finish(c.releases_answered(300), errc::quorum_not_reached, 0);
   }
 }
@@ -345,7 +339,7 @@ TEST_CASE("composite: a red lock round too slow for its lease gives everything b
     require_try(c.rounds.member_answered(1, refused, false, 700 * ms), 2, 0, 1'000);
     // 1000 - 990 - 12 = -2: no validity left.
     REQUIRE(c.rounds.member_answered(2, {}, true, 990 * ms).what == kind::release);
-    CHECK(c.in(member_state::releasing) == members{0, 2});
+    CHECK(c.in(member_state::releasing) == "0,2");
     require_finish(c.releases_answered(995), {}, 0);
   }
   SUBCASE("one millisecond of validity is enough") {
@@ -374,7 +368,7 @@ TEST_CASE("composite: cancelled while a member attempt is in flight: its answer 
   CHECK_FALSE(c.rounds.finished());  // member 1's attempt is still out
   REQUIRE(c.rounds.member_answered(1, make_error_code(std::errc::operation_canceled), false, 12 * ms).what ==
           kind::release);
-  CHECK(c.in(member_state::releasing) == members{0});
+  CHECK(c.in(member_state::releasing) == "0");
   CHECK(c.rounds.member(2) == member_state::untried);  // not tried after the cancel
   require_aborted(c.releases_answered(13));
 }
@@ -387,7 +381,7 @@ TEST_CASE("composite: a member granted after the caller cancelled is given back 
   // The cancel came too late for member 1: it took the lock. A majority is held, yet the caller
   // gave up: both go back, and the caller hears operation_aborted.
   REQUIRE(c.rounds.member_answered(1, {}, true, 12 * ms).what == kind::release);
-  CHECK(c.in(member_state::releasing) == members{0, 1});
+  CHECK(c.in(member_state::releasing) == "0,1");
   CHECK(c.rounds.released(1, 13 * ms).what == kind::none);
   CHECK(c.rounds.releases_sent(13 * ms).what == kind::none);
   require_aborted(c.rounds.released(0, 14 * ms));
@@ -400,7 +394,7 @@ TEST_CASE("composite: cancelled during the pause or the releases ends aborted, n
     REQUIRE(c.rounds.member_answered(0, {}, false, 10 * ms).what == kind::pause);
     CHECK(c.rounds.cancel().what == kind::cancel_members);  // the driver stops the timer: it fires at once
     require_aborted(c.rounds.pause_over(11 * ms));
-    CHECK(c.in(member_state::untried) == members{0});
+    CHECK(c.in(member_state::untried) == "0");
   }
   SUBCASE("releases") {
     composite c(composite_quorum::all, 2, 5'000, 0);
