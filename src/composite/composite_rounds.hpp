@@ -25,7 +25,7 @@
 //             a random pause never past its deadline, while wait time is left and no such error came.
 //   cancel    stops between steps: a member attempt in flight is cancelled and its answer awaited (a
 //             hold it took is given back with the rest); a pause ends at once. Once enough members
-//             are held and their leases are being set, the round finishes as it would have.
+//             are held and their leases are being set, a round that succeeds still reports success.
 //   results   multi lock: value 1 when acquired; red lock: the validity in ms. Not acquired: 0, with
 //             the error of the member that ended the round (multi lock) or quorum_not_reached if a
 //             member failed with an error (red lock); no error when members were only busy.
@@ -91,7 +91,9 @@ struct round_action {
 };
 
 /// The members a composite of `n` needs held.
-inline std::size_t members_needed(composite_quorum q, std::size_t n) { return q == composite_quorum::all ? n : n / 2 + 1; }
+inline std::size_t members_needed(composite_quorum q, std::size_t n) {
+  return q == composite_quorum::all ? n : n / 2 + 1;
+}
 
 /// An error no retry can cure: lock() reports it instead of trying again.
 bool permanent_error(std::error_code ec);

@@ -13,7 +13,6 @@
 //             acquire/unlock pairs do not allocate.
 #include <chrono>
 #include <memory>
-#include <string>
 #include <utility>
 #include <vector>
 

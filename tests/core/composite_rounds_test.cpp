@@ -407,6 +407,31 @@ TEST_CASE("composite: cancelled during the pause or the releases ends aborted, n
   }
 }
 
+TEST_CASE("composite: cancelled while the leases are set: a round that holds reports it, one that lost them aborts") {
+  SUBCASE("held") {
+    composite c(composite_quorum::all, 2, 500, 3'000);
+    c.rounds.start(0);
+    c.rounds.member_answered(0, {}, true, 10 * ms);
+    REQUIRE(c.rounds.member_answered(1, {}, true, 20 * ms).what == kind::set_leases);
+    CHECK(c.rounds.leases_sent(20 * ms).what == kind::none);
+    CHECK(c.rounds.cancel().what == kind::cancel_members);
+    CHECK(c.rounds.lease_set(0, {}, true, 25 * ms).what == kind::none);
+    require_finish(c.rounds.lease_set(1, {}, true, 26 * ms), {}, 1);  // the caller holds the lock: it is told so
+  }
+  SUBCASE("a lease lost") {
+    composite c(composite_quorum::all, 2, 500, 3'000);
+    c.rounds.start(0);
+    c.rounds.member_answered(0, {}, true, 10 * ms);
+    REQUIRE(c.rounds.member_answered(1, {}, true, 20 * ms).what == kind::set_leases);
+    CHECK(c.rounds.leases_sent(20 * ms).what == kind::none);
+    CHECK(c.rounds.cancel().what == kind::cancel_members);
+    CHECK(c.rounds.lease_set(0, {}, false, 25 * ms).what == kind::none);
+    REQUIRE(c.rounds.lease_set(1, {}, true, 26 * ms).what == kind::release);
+    CHECK(c.in(member_state::releasing) == "0,1");
+    require_aborted(c.releases_answered(27));
+  }
+}
+
 TEST_CASE("composite: lock() takes Redisson's waitTime, and tries again after transient errors with a fresh deadline") {
   SUBCASE("no lease: n x 1500 ms") {
     composite c(composite_quorum::all, 3, 0, 0, true);
