@@ -1,11 +1,9 @@
-// RedissonMultiLock and RedissonRedLock (docs/protocol.md §7) over reentrant_lock members.
-//   rounds    members are tried in order (Redisson's tryLock loop); a failure beyond failedLocksLimit
-//             (0 for the multi lock, n - (n/2+1) for the red lock) ends the round: the members this
-//             round took are released (never a hold the owner had before: a member's own acquire
-//             gives back what a cancelled attempt took, and remembers an unknown outcome for its
-//             next operation), and the round restarts after a random pause while wait time is left.
-//   leases    with a lease, members are taken for 2 x wait (or the lease if no wait), then PEXPIREd to
-//             the lease by the renewal script (lua/lock_renew.lua, EVALSHA): only if the hold is still ours.
+// RedissonMultiLock and RedissonRedLock (docs/protocol.md §7) over reentrant_lock members: the driver.
+//   rounds    what to try, hold, give back, retry and report is decided by composite/composite_rounds
+//             (sans-I/O; tests/core/composite_rounds_test.cpp); this file carries it out: member
+//             acquires, lease changes (lua/lock_renew.lua by EVALSHA: only if the hold is still ours)
+//             and unlocks, the pause timer, cancellation, the completion. Unlock and valid_for ask
+//             every member in parallel and hand the answers to the core's verdicts.
 //   threads   everything here runs on the composite's strand; member completions are bound to it.
 //             A cancellation reaches each member on its own client's executor (members may live on
 //             different event loops), through a signal of its own.
@@ -13,16 +11,13 @@
 //             strand's executor answers Asio's blocking query without the heap, and an unlock's
 //             result vector is recycled when its handler leaves it (takes it by reference): steady-state
 //             acquire/unlock pairs do not allocate.
-#include <algorithm>
 #include <chrono>
-#include <functional>
 #include <memory>
-#include <random>
-#include <string>
 #include <utility>
 #include <vector>
 
-#include "base/deadline.hpp"
+#include "base/random.hpp"
+#include "composite/composite_rounds.hpp"
 #include "composite/known_blocking_executor.hpp"
 #include "deadbolt/detail/block_cache.hpp"
 #include "deadbolt/error.hpp"
@@ -38,7 +33,6 @@ class multi_core {
       : locks(std::move(l)), strand(known_blocking_executor::wrap(std::move(ex))), executor(strand), kind(k) {}
 
   std::size_t n() const { return locks.size(); }
-  std::size_t failed_limit() const { return kind == multi_kind::all ? 0 : n() - (n() / 2 + 1); }
 
   // First, so destroyed last: the members' clients may own the io_context the strand lives in.
   std::vector<reentrant_lock> locks;
@@ -51,26 +45,9 @@ class multi_core {
 
 namespace {
 
-constexpr std::int64_t per_member_lock_wait_ms = 1500;  // Redisson lock(): waitTime = n * 1500 ms
-constexpr std::int64_t max_retry_pause_ms = 50;
-
-// Errors a retry cannot cure: lock() reports them instead of looping.
-bool permanent(std::error_code ec) {
-  return ec == errc::invalid_config || ec == errc::invalid_url || ec == errc::auth_failed ||
-         ec == errc::permission_denied || ec == errc::wrong_type || ec == errc::shutting_down;
+composite_quorum quorum_of(multi_kind kind) {
+  return kind == multi_kind::all ? composite_quorum::all : composite_quorum::majority;
 }
-
-std::int64_t now_ns() { return port::monotonic_ns(); }
-
-std::int64_t random_between(std::int64_t lo, std::int64_t hi) {  // [lo, hi)
-  if (hi <= lo) return lo;
-  thread_local std::minstd_rand gen(static_cast<std::uint32_t>(port::monotonic_ns() ^ port::thread_id()));
-  return lo + static_cast<std::int64_t>(gen() % static_cast<std::uint64_t>(hi - lo));
-}
-
-// held: taken by this round. lapsed: taken by this round, but shortening its lease failed (it may
-// still be ours). failed: the attempt ended with an error (the member's acquire resolved it itself).
-enum class member_state : unsigned char { untried, held, busy, failed, lapsed };
 
 template <typename T>
 using cached_vector = std::vector<T, cached_allocator<T>>;
@@ -91,19 +68,35 @@ std::vector<std::error_code> unlock_results(std::size_t n) {
   return each;
 }
 
+cached_vector<composite_member> member_records(const multi_core& m) {
+  cached_vector<composite_member> records(m.n());
+  for (std::size_t i = 0; i < m.n(); ++i) records[i].watchdog_lease_ms = m.locks[i].watchdog_lease().count();
+  return records;
+}
+
+round_settings settings_of(const multi_core& m, std::int64_t wait_ms, std::int64_t lease_ms, bool until_acquired) {
+  round_settings s;
+  s.quorum = quorum_of(m.kind);
+  s.wait_ms = wait_ms;
+  s.lease_ms = lease_ms;
+  s.until_acquired = until_acquired;
+  return s;
+}
+
+// Carries out what the rounds decide (composite/composite_rounds.hpp): member acquires, leases and
+// releases, the pause, cancellation, the completion.
 class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
  public:
   multi_acquire_op(std::shared_ptr<multi_core> m, owner_id owner, std::int64_t wait_ms, std::int64_t lease_ms,
-             bool until_acquired, multi_acquire_done& done)
+                   bool until_acquired, multi_acquire_done& done)
       : m_(std::move(m)),
         owner_(owner),
-        wait_ms_(wait_ms),
-        lease_ms_(lease_ms > 0 ? lease_ms : 0),
-        until_acquired_(until_acquired),
         done_(&done),
         timer_(m_->executor),
         member_cancel_(m_->n()),
-        states_(m_->n(), member_state::untried) {}
+        members_(member_records(*m_)),
+        rounds_(settings_of(*m_, wait_ms, lease_ms, until_acquired), members_.data(), members_.size(),
+                thread_random()) {}
 
   // On the initiating thread, as Asio expects of a cancellation slot.
   void connect(asio::cancellation_slot slot) {
@@ -115,32 +108,63 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
           return;
         }
         asio::dispatch(strand, [weak] {
-          if (auto self = weak.lock()) self->cancel();
+          if (auto self = weak.lock()) self->carry_out(self->rounds_.cancel());
         });
       });
     }
   }
 
-  void start() {
-    if (m_->locks.empty()) return finish(errc::invalid_config, 0);
-    if (until_acquired_) wait_ms_ = lock_wait_ms();
-    begin_try();
-  }
+  void start() { carry_out(rounds_.start(now_ns())); }
 
  private:
-  // Redisson lock(): the waitTime each tryLock round gets.
-  std::int64_t lock_wait_ms() const {
-    const std::int64_t base = static_cast<std::int64_t>(m_->n()) * per_member_lock_wait_ms;
-    if (lease_ms_ == 0) return base;
-    // lockAsync's floor: a short lease would otherwise give rounds too short to get anywhere.
-    const std::int64_t lease = std::max<std::int64_t>(lease_ms_, 2000);
-    if (lease <= base) return random_between(lease / 2, lease);
-    return random_between(base, lease);
+  static std::int64_t now_ns() { return port::monotonic_ns(); }
+
+  void carry_out(const round_action& a) {
+    switch (a.what) {
+      case round_action::kind::none: return;
+      case round_action::kind::try_member: return try_member(a.member, a.wait_ms, a.lease_ms);
+      case round_action::kind::set_leases:
+        for (std::size_t i = 0; i < members_.size(); ++i) {
+          if (rounds_.member(i) == member_state::expiring) set_lease(i, a.lease_ms);
+        }
+        return carry_out(rounds_.leases_sent(now_ns()));
+      case round_action::kind::release:
+        for (std::size_t i = 0; i < members_.size(); ++i) {
+          if (rounds_.member(i) == member_state::releasing) release(i);
+        }
+        return carry_out(rounds_.releases_sent(now_ns()));
+      case round_action::kind::cancel_members: return cancel_members();
+      case round_action::kind::pause: return pause(a.wait_ms);
+      case round_action::kind::finish: return finish(a.aborted ? asio::error::operation_aborted : a.ec, a.value);
+    }
   }
 
-  void cancel() {
-    cancelled_ = true;
-    // The member's operation installed its cancellation handler on its own executor: emit there.
+  void try_member(std::size_t i, std::int64_t wait_ms, std::int64_t lease_ms) {
+    m_->locks[i].async_try_lock(
+        owner_, std::chrono::milliseconds(wait_ms), std::chrono::milliseconds(lease_ms),
+        asio::bind_cancellation_slot(member_cancel_[i].slot(),
+                                     asio::bind_executor(m_->strand, [self = shared_from_this(), i](std::error_code ec,
+                                                                                                    bool got) {
+                                       self->carry_out(self->rounds_.member_answered(i, ec, got, now_ns()));
+                                     })));
+  }
+
+  void set_lease(std::size_t i, std::int64_t lease_ms) {
+    m_->locks[i].async_set_lease(owner_, std::chrono::milliseconds(lease_ms),
+                                 asio::bind_executor(m_->strand, [self = shared_from_this(), i](std::error_code ec,
+                                                                                                 bool ours) {
+                                   self->carry_out(self->rounds_.lease_set(i, ec, ours, now_ns()));
+                                 }));
+  }
+
+  void release(std::size_t i) {
+    m_->locks[i].async_unlock(owner_, asio::bind_executor(m_->strand, [self = shared_from_this(), i](std::error_code) {
+                                self->carry_out(self->rounds_.released(i, now_ns()));
+                              }));
+  }
+
+  // The member's operation installed its cancellation handler on its own executor: emit there.
+  void cancel_members() {
     for (std::size_t i = 0; i < m_->n(); ++i) {
       asio::dispatch(m_->locks[i].get_executor(), [self = shared_from_this(), i] {
         self->member_cancel_[i].emit(asio::cancellation_type::terminal);
@@ -149,170 +173,10 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
     timer_.cancel();
   }
 
-  // One tryLock(wait, lease) call of Redisson's.
-  void begin_try() {
-    deadline_ns_ = wait_ms_ > 0 ? deadline_after_ms(wait_ms_) : -1;
-    member_lease_ms_ = lease_ms_ > 0 ? (wait_ms_ > 0 ? std::min(wait_ms_, max_lease_ms / 2) * 2 : lease_ms_) : 0;
-    const std::int64_t n = static_cast<std::int64_t>(m_->n());
-    member_wait_ms_ = m_->kind == multi_kind::all ? wait_ms_ : std::max<std::int64_t>(wait_ms_ / n, 1);
-    begin_round();
-  }
-
-  void begin_round() {
-    std::fill(states_.begin(), states_.end(), member_state::untried);
-    held_ = 0;
-    failed_left_ = m_->failed_limit();
-    round_error_ = {};
-    round_failed_with_error_ = false;
-    round_permanent_error_ = {};
-    round_start_ns_ = now_ns();
-    next_ = 0;
-    try_next();
-  }
-
-  std::int64_t remain_ms() const { return deadline_ns_ < 0 ? -1 : (deadline_ns_ - now_ns()) / ms_to_ns; }
-
-  void try_next() {
-    if (cancelled_) return round_failed(asio::error::operation_aborted);
-    if (next_ == m_->n()) return all_tried();
-    const std::size_t i = next_;
-    std::int64_t wait = 0;
-    if (deadline_ns_ >= 0) {
-      wait = std::max<std::int64_t>(std::min(member_wait_ms_, remain_ms()), 0);
-    } else if (wait_ms_ > 0) {
-      wait = member_wait_ms_;  // a wait too long for the clock: no deadline
-    }
-    auto self = shared_from_this();
-    m_->locks[i].async_try_lock(
-        owner_, std::chrono::milliseconds(wait), std::chrono::milliseconds(member_lease_ms_),
-        asio::bind_cancellation_slot(member_cancel_[i].slot(),
-                                     asio::bind_executor(m_->strand, [self, i](std::error_code ec, bool got) {
-                                       self->on_member(i, ec, got);
-                                     })));
-  }
-
-  void on_member(std::size_t i, std::error_code ec, bool got) {
-    if (!ec && got) {
-      states_[i] = member_state::held;
-      ++held_;
-    } else {
-      states_[i] = ec ? member_state::failed : member_state::busy;
-      if (ec) {
-        round_failed_with_error_ = true;
-        if (!round_error_) round_error_ = ec;
-        if (permanent(ec) && !round_permanent_error_) round_permanent_error_ = ec;
-      }
-      if (cancelled_) return round_failed(asio::error::operation_aborted);
-      // The red lock's shortcut: a quorum is certain (or all that can be had), the rest is not tried.
-      if (m_->n() - held_ == m_->failed_limit()) return all_tried();
-      if (failed_left_ == 0) {
-        if (m_->kind == multi_kind::all) return round_failed(ec);
-        return round_failed(round_failed_with_error_ ? make_error_code(errc::quorum_not_reached) : std::error_code{});
-      }
-      --failed_left_;
-    }
-    if (deadline_ns_ >= 0 && now_ns() >= deadline_ns_) return round_failed(no_time_error());
-    ++next_;
-    try_next();
-  }
-
-  std::error_code no_time_error() const {
-    if (!round_failed_with_error_) return {};
-    return m_->kind == multi_kind::all ? round_error_ : make_error_code(errc::quorum_not_reached);
-  }
-
-  // Enough members are held (all, or a quorum with the rest failed or untried).
-  void all_tried() {
-    if (held_ < m_->n() - m_->failed_limit()) return round_failed(no_time_error());
-    // No wait: the members were taken for the lease itself (Redisson PEXPIREs anyway; it is a no-op).
-    if (lease_ms_ == 0 || member_lease_ms_ == lease_ms_) return report();
-    pending_ = 0;
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-      if (states_[i] == member_state::held) ++pending_;
-    }
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-      if (states_[i] == member_state::held) expire_member(i);
-    }
-  }
-
-  void expire_member(std::size_t i) {
-    m_->locks[i].async_set_lease(owner_, std::chrono::milliseconds(lease_ms_),
-                                 asio::bind_executor(m_->strand, [self = shared_from_this(), i](std::error_code ec,
-                                                                                                 bool ours) {
-                                   self->on_expired(i, ec, ours);
-                                 }));
-  }
-
-  void on_expired(std::size_t i, std::error_code ec, bool ours) {
-    if (ec || !ours) {
-      states_[i] = member_state::lapsed;  // gone, or unknown: released with the rest if the round fails
-      --held_;
-      round_failed_with_error_ = true;
-      if (!round_error_) round_error_ = ec ? ec : make_error_code(errc::lease_lost);
-    }
-    if (--pending_ > 0) return;
-    if (held_ < m_->n() - m_->failed_limit()) return round_failed(no_time_error());
-    report();
-  }
-
-  void report() {
-    if (m_->kind == multi_kind::all) return finish({}, 1);
-    std::int64_t lease = lease_ms_;
-    if (lease == 0) {  // the watchdogs' lease: the shortest among the members held
-      for (std::size_t i = 0; i < states_.size(); ++i) {
-        if (states_[i] != member_state::held) continue;
-        const std::int64_t w = m_->locks[i].watchdog_lease().count();
-        lease = lease == 0 ? w : std::min(lease, w);
-      }
-    }
-    const std::int64_t drift = lease / 100 + 2;
-    const std::int64_t validity = lease - (now_ns() - round_start_ns_) / ms_to_ns - drift;
-    if (validity > 0) return finish({}, validity);
-    round_failed({});
-  }
-
-  // Releases what the round may hold, then ends the try or starts another round.
-  void round_failed(std::error_code ec) {
-    result_ec_ = ec;
-    pending_ = 1;  // this call's own share, so the last release cannot finish before all are sent
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-      if (states_[i] == member_state::held || states_[i] == member_state::lapsed) {
-        ++pending_;
-        release_member(i, shared_from_this());
-      }
-      states_[i] = member_state::untried;
-    }
-    held_ = 0;
-    released_one();
-  }
-
-  void release_member(std::size_t i, std::shared_ptr<multi_acquire_op> waiting) {
-    m_->locks[i].async_unlock(owner_, asio::bind_executor(m_->strand, [waiting = std::move(waiting)](std::error_code) {
-                                waiting->released_one();
-                              }));
-  }
-
-  void released_one() {
-    if (--pending_ > 0) return;
-    const std::error_code ec = result_ec_;
-    if (cancelled_) return finish(asio::error::operation_aborted, 0);
-    if (until_acquired_) {
-      if (round_permanent_error_) return finish(round_permanent_error_, 0);
-      return pause_then([self = shared_from_this()] { self->begin_try(); });
-    }
-    if (permanent(ec) || wait_ms_ <= 0 || (deadline_ns_ >= 0 && now_ns() >= deadline_ns_)) return finish(ec, 0);
-    pause_then([self = shared_from_this()] { self->begin_round(); });
-  }
-
-  // A random pause before the next round (Redlock), never past the deadline.
-  template <typename Next>
-  void pause_then(Next next) {
-    std::int64_t cap = max_retry_pause_ms;
-    if (deadline_ns_ >= 0 && !until_acquired_) cap = std::min(cap, std::max<std::int64_t>(remain_ms(), 0));
-    timer_.expires_after(std::chrono::milliseconds(random_between(0, cap + 1)));
-    timer_.async_wait([self = shared_from_this(), next = std::move(next)](std::error_code) mutable {
-      if (self->cancelled_) return self->finish(asio::error::operation_aborted, 0);
-      next();
+  void pause(std::int64_t ms) {
+    timer_.expires_after(std::chrono::milliseconds(ms));
+    timer_.async_wait([self = shared_from_this()](std::error_code) {
+      self->carry_out(self->rounds_.pause_over(now_ns()));
     });
   }
 
@@ -324,28 +188,12 @@ class multi_acquire_op : public std::enable_shared_from_this<multi_acquire_op> {
 
   std::shared_ptr<multi_core> m_;
   owner_id owner_;
-  std::int64_t wait_ms_;
-  std::int64_t lease_ms_;
-  bool until_acquired_;
   multi_acquire_done* done_;  // null once completed
   asio::steady_timer timer_;
   asio::cancellation_slot slot_;
   cached_vector<asio::cancellation_signal> member_cancel_;  // one per member, never resized
-  bool cancelled_ = false;
-
-  std::int64_t deadline_ns_ = -1;
-  std::int64_t member_lease_ms_ = 0;
-  std::int64_t member_wait_ms_ = 0;
-  cached_vector<member_state> states_;
-  std::size_t held_ = 0;
-  std::size_t failed_left_ = 0;
-  std::size_t next_ = 0;
-  std::size_t pending_ = 0;
-  std::int64_t round_start_ns_ = 0;
-  std::error_code round_error_;
-  bool round_failed_with_error_ = false;
-  std::error_code round_permanent_error_;
-  std::error_code result_ec_;
+  cached_vector<composite_member> members_;                 // the rounds' records, never resized
+  composite_rounds rounds_;
 };
 
 class multi_unlock_op : public std::enable_shared_from_this<multi_unlock_op> {
@@ -354,7 +202,7 @@ class multi_unlock_op : public std::enable_shared_from_this<multi_unlock_op> {
       : m_(std::move(m)), owner_(owner), done_(done), pending_(m_->n()) {}
 
   void start() {
-    if (m_->locks.empty()) return done_.complete(errc::invalid_config, {});
+    if (m_->locks.empty()) return done_.complete(unlock_verdict(quorum_of(m_->kind), nullptr, 0), {});
     each_ = unlock_results(m_->n());  // on the strand's thread, where the last handler may have left one
     for (std::size_t i = 0; i < m_->n(); ++i) {
       m_->locks[i].async_unlock(owner_, asio::bind_executor(m_->strand, [self = shared_from_this(), i](std::error_code ec) {
@@ -366,23 +214,7 @@ class multi_unlock_op : public std::enable_shared_from_this<multi_unlock_op> {
 
  private:
   void report() {
-    std::error_code first;
-    if (m_->kind == multi_kind::all) {
-      for (const auto& ec : each_) {
-        if (ec) {
-          first = ec;
-          break;
-        }
-      }
-    } else {
-      // Members not held by this owner answer not_owner; that is only news if none was held.
-      bool any_released = false;
-      for (const auto& ec : each_) {
-        if (!ec) any_released = true;
-        if (ec && ec != errc::not_owner && !first) first = ec;
-      }
-      if (!first && !any_released) first = errc::not_owner;
-    }
+    const std::error_code first = unlock_verdict(quorum_of(m_->kind), each_.data(), each_.size());
     // Let go of the members before the caller hears back (Asio's rule for composed operations): the
     // caller may then destroy their clients and io_contexts, which must not find a member still held
     // by this operation on another thread.
@@ -404,7 +236,10 @@ class multi_valid_op : public std::enable_shared_from_this<multi_valid_op> {
       : m_(std::move(m)), owner_(owner), done_(done), pending_(m_->n()), each_(m_->n(), 0) {}
 
   void start() {
-    if (m_->locks.empty()) return done_.complete(errc::invalid_config, 0);
+    if (m_->locks.empty()) {
+      const validity_verdict none = valid_for_verdict(quorum_of(m_->kind), nullptr, 0, {});
+      return done_.complete(none.ec, none.ms);
+    }
     for (std::size_t i = 0; i < m_->n(); ++i) {
       auto answered = [self = shared_from_this(), i](std::error_code ec, std::chrono::milliseconds v) {
         self->each_[i] = ec ? 0 : v.count();
@@ -417,12 +252,9 @@ class multi_valid_op : public std::enable_shared_from_this<multi_valid_op> {
 
  private:
   void report() {
-    // Valid while the members the composite needs are: all of them, or a majority.
-    const std::size_t needed = m_->n() - m_->failed_limit();
-    std::sort(each_.begin(), each_.end(), std::greater<>());
-    const std::int64_t valid = each_[needed - 1];
+    const validity_verdict v = valid_for_verdict(quorum_of(m_->kind), each_.data(), each_.size(), first_error_);
     m_.reset();  // as multi_unlock_op: the members are let go before the caller hears back
-    done_.complete(valid > 0 ? std::error_code() : first_error_, valid);
+    done_.complete(v.ec, v.ms);
   }
 
   std::shared_ptr<multi_core> m_;
