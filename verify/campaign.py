@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "lib"), os.path.join(HERE, "workload")]
 
 import checker  # noqa: E402
-from fenced_register import fence_key_of, register_of  # noqa: E402
+from fenced_register import fence_key_of, fence_token, register_of  # noqa: E402
 from history import History  # noqa: E402
 from library import LibraryClient  # noqa: E402
 from mutex import MutexClient  # noqa: E402
@@ -324,7 +324,7 @@ def final_read(history, store_port, locks):
         for lock in locks:
             key = register_of(lock)
             value = int(r.call("GET", key) or 0)
-            fences[key] = int(r.call("GET", fence_key_of(key)) or 0)
+            fences[key] = fence_token(r.call("GET", fence_key_of(key)))
             history.event("runner", "ok", "final-read", value=value, **({"lock": lock} if lock else {}))
     return {"newest_token_accepted": fences}
 

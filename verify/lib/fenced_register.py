@@ -11,7 +11,8 @@ before B (token 6) read 10 too could still write 11 first, if B had not written 
 then lose A's increment. A fenced read moves the store's high-water mark to 6 as B reads, so A's late
 write is refused.
 
-Keys: the register, and its fence (the newest token accepted; fence_key_of: the same slot)."""
+Keys: the register, and its fence (the newest token accepted, then a space and its writer when it had
+one; fence_key_of: the same slot)."""
 import os
 
 SCRIPT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lua", "fenced_write.lua")
@@ -26,6 +27,11 @@ def fence_key_of(key):
     start = key.find("{")
     end = key.find("}", start + 1) if start >= 0 else -1
     return key + ":fence" if start >= 0 and end > start + 1 else "{" + key + "}:fence"
+
+
+def fence_token(stored):
+    """The token a fence key holds ("323" or "323 <writer>"; None: 0)."""
+    return int((stored or "0").split(" ", 1)[0])
 
 
 def register_of(lock):
