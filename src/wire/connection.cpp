@@ -68,6 +68,7 @@ class connection::login_request final : public request {
   void on_done(std::error_code ec) override {
     if (ec) return;  // the connection dropped, and the session already knows
     if (is_role_) {
+      owner_->roster_server(owner_->session_.address());
       owner_->pipeline_.replicas().learned(role_, port::monotonic_ns());
       if (owner_->session_.settings().login.require_master) {
         if (!failed_ && !role_.master()) {
@@ -129,6 +130,98 @@ class connection::ping_request final : public request {
   void on_done(std::error_code) override { queued = false; }
 };
 
+// Replica sync: asks a replica that left the master (replica_roster) whether it is a master now:
+// ROLE over a connection of its own, to the address the master listed, with the master's credentials
+// and TLS (no ROLE at login, no replica sync, no logs or metrics of its own), closed once it has
+// answered. No answer (refused, unreachable, silent until the deadline) counts as "not a master": a
+// server the client cannot reach is not one it would move to.
+class connection::replica_check final : private connection_listener {
+ public:
+  explicit replica_check(connection& owner) : owner_(owner) {}
+  ~replica_check() {
+    *alive_ = false;
+    stop();
+  }
+  /// Asking, or its answer not yet told to the owner.
+  bool busy() const noexcept { return busy_; }
+
+  void ask(const std::string& host, std::uint16_t port) {
+    stop();
+    host_ = host;
+    port_ = port;
+    endpoint ep = owner_.endpoint_;
+    ep.kind = endpoint::transport::tcp;
+    ep.host = host;
+    ep.port = port;
+    ep.sentinels.clear();
+    ep.sentinel_master.clear();
+    ep.cluster_seeds.clear();
+    config cfg = owner_.config_;
+    cfg.replica_sync = replica_sync_mode::off;
+    cfg.log = nullptr;
+    cfg.metrics = nullptr;
+    conn_ = std::make_shared<connection>(owner_.executor_, ep, cfg, role::command);
+    conn_->set_listener(this);
+    conn_->start();
+    busy_ = true;
+    waiting_ = true;
+    question_.role.reset();
+    conn_->submit(question_);
+  }
+  /// Forgets the question (another server now, or shutting down): its answer is never told.
+  void stop() noexcept {
+    ++generation_;
+    busy_ = false;
+    waiting_ = false;
+    close();
+  }
+
+ private:
+  class question final : public request {
+   public:
+    explicit question(replica_check& check) : check_(check) {}
+    void encode(resp::encoder& e) override { e.command("ROLE"); }
+    void on_node(const resp::node& n) override { role.take(n); }
+    void on_done(std::error_code ec) override { check_.answered(ec, !ec && !role.error() && role.master()); }
+    role_reader role;
+
+   private:
+    replica_check& check_;
+  };
+
+  void on_connected() override {}
+  void on_disconnected(std::error_code) override {}
+  void on_connect_failed(std::error_code ec) override { answered(ec, false); }
+
+  void close() noexcept {
+    if (!conn_) return;
+    conn_->set_listener(nullptr);
+    conn_->stop();  // fails the question if it is still queued: no longer waited for, so ignored
+    conn_.reset();
+  }
+  void answered(std::error_code ec, bool master) {
+    if (!waiting_) return;
+    waiting_ = false;
+    // Not from inside the asked connection's own callbacks: it is closed here.
+    asio::post(owner_.executor_, [this, ec, master, gen = generation_, alive = std::weak_ptr<bool>(alive_)] {
+      if (alive.expired() || gen != generation_) return;
+      busy_ = false;
+      close();
+      owner_.replica_answered(host_, port_, master, ec);
+    });
+  }
+
+  connection& owner_;
+  std::shared_ptr<connection> conn_;
+  question question_{*this};
+  std::string host_;
+  std::uint16_t port_ = 0;
+  bool busy_ = false;
+  bool waiting_ = false;           // the question has not answered yet
+  std::uint64_t generation_ = 0;   // bumps on every stop: a posted answer of an older question is dropped
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // posted handlers check it
+};
+
 connection::connection(asio::any_io_executor ex, endpoint ep, const config& cfg, role r)
     : connection(ex, ep, std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep)}), cfg, r) {}
 
@@ -171,6 +264,7 @@ void connection::start() {
 
 void connection::stop() {
   if (session_.stopped()) return;
+  if (replica_check_) replica_check_->stop();
   session_.stop();
   ++generation_;
   ++timer_generation_;
@@ -452,8 +546,44 @@ void connection::read_finished(void* target, std::uint64_t gen, std::error_code 
     return;
   }
   if (gen != self->generation_) return;  // a callback dropped or stopped us
+  self->ask_departed_replica();  // a ROLE answered may have found one gone
   self->flush();  // replies may have queued requests (NOSCRIPT retries)
   self->read();
+}
+
+void connection::roster_server(const server_address& server) {
+  // The replicas the roster knows are this server's: kept across reconnects to it (one that left it
+  // still counts), forgotten for another.
+  if (server == roster_of_) return;
+  pipeline_.replicas().roster().clear();
+  roster_of_ = server;
+  if (replica_check_) replica_check_->stop();
+}
+
+void connection::ask_departed_replica() {
+  replica_roster& roster = pipeline_.replicas().roster();
+  if (roster.trusted() || (replica_check_ && replica_check_->busy()) || session_.stopped()) return;
+  const replica_roster::member* m = roster.ask_due(port::monotonic_ns());
+  if (m == nullptr) return;
+  if (!replica_check_) replica_check_ = std::make_unique<replica_check>(*this);
+  observe_.log(log_level::debug, described_, ": replica ", m->host, ":", m->port,
+               " is not listed by the master (any more): asking it whether it is a master now; until it "
+               "answers, holds written here are not counted as synced");
+  replica_check_->ask(m->host, m->port);
+}
+
+void connection::replica_answered(const std::string& host, std::uint16_t port, bool master, std::error_code why) {
+  pipeline_.replicas().roster().answered(host, port, master, port::monotonic_ns());
+  if (master) {
+    observe_.log(log_level::warning, described_, ": replica ", host, ":", port,
+                 " left this master and answers ROLE as a master (promoted: a failover under way?): holds "
+                 "written here count as not synced until it is this master's replica again or the client "
+                 "moves to the new master");
+  } else {
+    observe_.log(log_level::info, described_, ": replica ", host, ":", port, " left this master and is no master",
+                 why ? " (it did not answer: " : "", why ? why.message() : std::string(), why ? ")" : "");
+  }
+  ask_departed_replica();  // another one may be due
 }
 
 void connection::write_finished(void* target, std::uint64_t gen, std::error_code ec, std::size_t) {
