@@ -42,8 +42,11 @@ EXPECTED_UNSAFE = {"standalone:kill-server", "standalone:pause-client:mutex-unfe
 # Where Redis loses grants the lock acknowledged, so that fencing tokens come out again (the checker's
 # "tokens" check), whatever the client does: a Sentinel failover promotes a replica that may lack the
 # old master's last writes (replication is asynchronous, and `WAIT 1` is answered by the fastest
-# replica, not necessarily the one promoted), and a planned or paused-master failover leaves the old
-# master granting until the sentinels demote it. These scenarios are as expected when every other
+# replica, not necessarily the one promoted: a planned failover does not wait for the replica it
+# promotes to catch up, and one that lagged 9.9 KB behind the other was promoted in
+# sentinel:failover:mutex-lib-many), and a paused-master failover leaves the old master granting
+# until the sentinels demote it. (A planned failover's old master granting between the promotion and
+# the switch is no longer counted synced, issue 27: docs/replication.md.) These scenarios are as expected when every other
 # check holds (no two holds overlap with live leases, the store refuses every stale token, no update
 # is lost, every waiter is done in time): the repeated tokens are counted, not failed.
 SENTINEL_FAILOVERS = ("failover", "kill-master", "pause-master", "silent-sentinel-failover")
@@ -154,6 +157,7 @@ LIBRARY_WORKLOADS = {
 LIBRARY_LIVENESS_TOLERANCE_MS = 2000
 LIBRARY_SCENARIOS = ["standalone:pause-client:mutex-lib", "standalone:pause-server:mutex-lib-async",
                      "sentinel:kill-master:mutex-lib", "sentinel:cut-replicas-kill-master:mutex-lib-many",
+                     "sentinel:failover:mutex-lib",  # issue 27: two holders on the old and the new master
                      "cluster:failover:mutex-lib-async", "standalone:pause-client:semaphore-lib",
                      "standalone:pause-client:rw-lib", "sentinel:kill-master:rw-lib", "standalone:none:fair-lib",
                      "standalone:pause-client:fair-lib", "standalone:none:multi-lib",

@@ -6,6 +6,7 @@ void replica_roster::clear() noexcept {
   for (member& m : members_) m.used = false;
   tracking_ = false;
   not_master_ = false;
+  trusted_ = true;
 }
 
 replica_roster::member* replica_roster::find(std::string_view host, std::uint16_t port) noexcept {
@@ -19,6 +20,7 @@ void replica_roster::listed(const role_reader& role) {
   if (role.error()) return;
   if (!role.master()) {
     not_master_ = true;
+    trusted_ = false;
     return;
   }
   not_master_ = false;
@@ -49,14 +51,14 @@ void replica_roster::listed(const role_reader& role) {
       m.asked_ns = 0;
     }
   }
+  judge();
 }
 
-bool replica_roster::trusted() const noexcept {
-  if (not_master_) return false;
+void replica_roster::judge() noexcept {
+  trusted_ = !not_master_;
   for (const member& m : members_) {
-    if (m.used && m.state != standing::listed) return false;
+    if (m.used && m.state != standing::listed) trusted_ = false;
   }
-  return true;
 }
 
 const replica_roster::member* replica_roster::ask_due(std::int64_t now_ns) noexcept {
@@ -80,6 +82,7 @@ void replica_roster::answered(std::string_view host, std::uint16_t port, bool ma
   } else {
     m->used = false;  // gone, or a replica of someone: it holds no writes this master's clients make
   }
+  judge();
 }
 
 }  // namespace deadbolt::detail

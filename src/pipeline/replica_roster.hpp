@@ -58,7 +58,7 @@ class replica_roster {
   void listed(const role_reader& role);
   /// Whether a WAIT's acknowledgements count: the server answered ROLE as a master, and no replica
   /// that left it is (or may be) a master now.
-  bool trusted() const noexcept;
+  bool trusted() const noexcept { return trusted_; }
   /// A master's listing was read: ROLE after a WAIT tells something (a server whose ROLE was refused
   /// is never tracked).
   bool tracking() const noexcept { return tracking_; }
@@ -73,10 +73,12 @@ class replica_roster {
 
  private:
   member* find(std::string_view host, std::uint16_t port) noexcept;
+  void judge() noexcept;  // sets trusted_ from the members (after every change)
 
   std::array<member, capacity> members_{};
   bool tracking_ = false;
   bool not_master_ = false;  // the server's last ROLE named another role
+  bool trusted_ = true;      // kept, so that the fast path asks one flag
 };
 
 }  // namespace deadbolt::detail
