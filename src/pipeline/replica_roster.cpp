@@ -2,6 +2,28 @@
 
 namespace deadbolt::detail {
 
+replication_info parse_replication_info(std::string_view text) {
+  replication_info info;
+  info.answered = true;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = line.substr(0, colon), value = line.substr(colon + 1);
+    if (key == "role") info.master = value == "master";
+    if (key == "master_replid") info.replid.assign(value);
+    if (key == "master_replid2") info.replid2.assign(value);
+  }
+  return info;
+}
+
+bool promoted_from(const replication_info& other, const replication_info& ours) noexcept {
+  return other.answered && ours.answered && other.master && !ours.replid.empty() && other.replid2 == ours.replid;
+}
+
 void replica_roster::clear() noexcept {
   for (member& m : members_) m.used = false;
   tracking_ = false;
@@ -14,6 +36,21 @@ replica_roster::member* replica_roster::find(std::string_view host, std::uint16_
     if (m.used && m.port == port && m.host == host) return &m;
   }
   return nullptr;
+}
+
+void replica_roster::expect(const std::vector<server_address>& replicas) {
+  for (const server_address& r : replicas) {
+    if (r.host.empty() || r.port == 0 || find(r.host, r.port) != nullptr) continue;
+    for (member& free : members_) {
+      if (free.used) continue;
+      free.host.assign(r.host);
+      free.port = r.port;
+      free.state = standing::listed;
+      free.used = true;
+      free.expected_only = true;
+      break;
+    }
+  }
 }
 
 void replica_roster::listed(const role_reader& role) {
@@ -36,12 +73,14 @@ void replica_roster::listed(const role_reader& role) {
         free.host.assign(r.host);  // keeps the string's room when it is the same size or smaller
         free.port = r.port;
         free.used = true;
+        free.expected_only = false;
         m = &free;
         break;
       }
       if (m == nullptr) continue;  // more replicas than the roster holds: this one is not followed
     }
     m->state = standing::listed;  // listed again: a replica of this master, whatever it was meanwhile
+    m->expected_only = false;
     seen[static_cast<std::size_t>(m - members_.data())] = true;
   }
   for (std::size_t i = 0; i < capacity; ++i) {

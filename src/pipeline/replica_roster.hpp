@@ -15,7 +15,10 @@
 // made a replica again (an aborted failover); listed by the master again, it counts as before.
 //
 // Known by address (as the master lists it), for the first `capacity` replicas; kept across the
-// connection's reconnects to the same server, cleared for another one (the connection says). No I/O,
+// connection's reconnects to the same server, cleared for another one (the connection says). Under
+// Sentinel the replicas the sentinel named with the master are expected too (expect()), so that a new
+// connection to the old master in a failover's first second, which never saw the promoted replica
+// listed, misses it all the same. No I/O,
 // no clock: the connection asks the replicas and passes the time. Tested without sockets
 // (tests/core/replica_roster_test.cpp).
 #pragma once
@@ -25,10 +28,26 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "base/server_address.hpp"
 #include "pipeline/role_reader.hpp"
 
 namespace deadbolt::detail {
+
+/// What INFO replication says of a server's role and replication history.
+struct replication_info {
+  bool answered = false;  // an INFO replication text was read
+  bool master = false;
+  std::string replid;     // master_replid: the history it serves now
+  std::string replid2;    // master_replid2: the history it continued when it was promoted
+};
+/// Reads INFO replication's text ("role:master\r\nmaster_replid:...\r\n...").
+replication_info parse_replication_info(std::string_view text);
+/// Whether `other` is a master promoted from `ours`' history: it continued the history this master
+/// serves now (REPLICAOF NO ONE keeps the old one as master_replid2). The old master of a failover
+/// that is not demoted yet is a master too, but the new one continued *its* history, not the reverse.
+bool promoted_from(const replication_info& other, const replication_info& ours) noexcept;
 
 class replica_roster {
  public:
@@ -47,11 +66,19 @@ class replica_roster {
     std::uint16_t port = 0;
     standing state = standing::listed;
     bool used = false;
+    /// Known only as expected (expect()), never listed by this master: a master there may be this
+    /// master's own predecessor, not yet demoted, rather than a replica promoted from it; asked how
+    /// its history relates to this master's (promoted_from()).
+    bool expected_only = false;
     std::int64_t asked_ns = 0;  // promoted: when it last answered
   };
 
   /// Another server: nothing is known of its replicas.
   void clear() noexcept;
+  /// Replicas the server should have, from elsewhere (the sentinels that named it): followed as if
+  /// the server had listed them, so that the next listing without one of them makes it ask. A
+  /// connection made in a failover's first second knows the replica just promoted only this way.
+  void expect(const std::vector<server_address>& replicas);
   /// ROLE answered on this connection's server (at login, before or after a WAIT). An error reply
   /// tells nothing; a role other than master makes every acknowledgement worthless until a master's
   /// listing comes.

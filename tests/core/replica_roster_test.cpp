@@ -160,4 +160,46 @@ TEST_CASE("replica_roster: more replicas than it holds: the first ones are follo
   CHECK(asked->port == 7000);
 }
 
+TEST_CASE("replica_roster: replicas named elsewhere (the sentinels) are expected in the master's list") {
+  detail::replica_roster roster;
+  std::vector<detail::server_address> named(2);
+  named[0].host = named[1].host = "127.0.0.1";
+  named[0].port = 6380;
+  named[1].port = 6381;
+  roster.expect(named);
+  CHECK(roster.trusted());
+  list(roster, {6381});  // a new connection to the old master, just after 6380 was promoted
+  CHECK_FALSE(roster.trusted());
+  const auto* asked = roster.ask_due(0);
+  REQUIRE(asked != nullptr);
+  CHECK(asked->port == 6380);
+  roster.answered("127.0.0.1", 6380, false, 0);  // not a master (restarting, say): forgotten
+  CHECK(roster.trusted());
+  roster.expect(named);  // named again at the next login, and listed: nothing to ask
+  list(roster, {6380, 6381});
+  CHECK(roster.trusted());
+}
+
+TEST_CASE("promoted_from: a replica promoted from this master continued its history; this master's own predecessor did not") {
+  const auto info = [](const char* role, const char* replid, const char* replid2) {
+    return detail::parse_replication_info(std::string("# Replication\r\nrole:") + role +
+                                          "\r\nconnected_slaves:0\r\nmaster_replid:" + replid +
+                                          "\r\nmaster_replid2:" + replid2 + "\r\nmaster_repl_offset:10\r\n");
+  };
+  const auto old_master = info("master", "aaaa", "0000");
+  CHECK(old_master.answered);
+  CHECK(old_master.master);
+  CHECK(old_master.replid == "aaaa");
+  CHECK(old_master.replid2 == "0000");
+  const auto promoted = info("master", "bbbb", "aaaa");  // REPLICAOF NO ONE keeps the old history second
+  // On the old master, in a failover's first second: the replica that left it was promoted from it.
+  CHECK(detail::promoted_from(promoted, old_master));
+  // On the new master, just after the switch: the old master, not demoted yet, is a master, but the
+  // new one continued its history, not the reverse: no failover away from here.
+  CHECK_FALSE(detail::promoted_from(old_master, promoted));
+  CHECK_FALSE(detail::promoted_from(info("slave", "bbbb", "aaaa"), old_master));  // a replica again
+  CHECK_FALSE(detail::promoted_from(detail::replication_info{}, old_master));    // no answer (an ACL)
+  CHECK_FALSE(detail::promoted_from(promoted, detail::replication_info{}));
+}
+
 }  // namespace replica_roster_test
