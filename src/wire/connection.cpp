@@ -624,11 +624,12 @@ void connection::replica_answered(const std::string& host, std::uint16_t port, b
   pipeline_.replicas().roster().answered(host, port, master, port::monotonic_ns());
   if (master) {
     observe_.log(log_level::warning, described_, ": replica ", host, ":", port,
-                 " left this master and answers ROLE as a master (promoted: a failover under way?): holds "
-                 "written here count as not synced until it is this master's replica again or the client "
-                 "moves to the new master");
+                 " left this master and is a master now (promoted: a failover under way?): holds written here "
+                 "count as not synced until it is this master's replica again or the client moves to the new "
+                 "master");
   } else {
-    observe_.log(log_level::info, described_, ": replica ", host, ":", port, " left this master and is no master",
+    observe_.log(log_level::info, described_, ": replica ", host, ":", port,
+                 " is not listed by this master, and was not promoted from it",
                  why ? " (it did not answer: " : "", why ? why.message() : std::string(), why ? ")" : "");
   }
   ask_departed_replica();  // another one may be due

@@ -115,7 +115,7 @@ TEST_CASE("replica sync: a grant acknowledged while a replica of the master was 
     CHECK(replicas[0].cli("exists " + name) == "0");
     // The client asked the replica that left, and heard that it is a master.
     CHECK(deadbolt::test::eventually(
-        [&] { return log.any_contains(std::to_string(replicas[0].port()) + " left this master and answers ROLE as a master"); },
+        [&] { return log.any_contains(std::to_string(replicas[0].port()) + " left this master and is a master now"); },
         5s));
   }
   // Listed by the master again, the replica is a replica: acknowledgements count again.
