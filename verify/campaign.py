@@ -294,10 +294,12 @@ def run_scenario(scenario, deadbolt, out, seconds, clients, library_client=None)
             w.stop()
         for w in workers:
             w.join()
-        stats = final_read(history, topology.store.port,
-                           list(dict.fromkeys(n for w in workers for n in getattr(w, "lock_names", [None]))))
-        history.close()
-        topology.stop()
+        try:
+            stats = final_read(history, topology.store.port,
+                               list(dict.fromkeys(n for w in workers for n in getattr(w, "lock_names", [None]))))
+        finally:  # a final read that fails (an unreadable fence) must not leave the servers running
+            history.close()
+            topology.stop()
     # How late past its wait a waiter may end: an attempt in flight at its deadline is answered, or
     # given up, within deadbolt's command timeout (1 s), plus 1 s for process start-up and thread
     # scheduling on a loaded machine. Topologies with replica sync allow for its WAIT too.
