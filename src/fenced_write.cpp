@@ -22,15 +22,23 @@ std::string fence_key_of(std::string_view key) {
   return fence;
 }
 
+std::string fence_writer(std::string_view lock_client_id, std::int64_t owner) {
+  std::string writer(lock_client_id);
+  writer += ':';
+  writer += std::to_string(owner);
+  return writer;
+}
+
 namespace detail {
 
-std::error_code fenced_command(std::string_view key, std::uint64_t token, const std::optional<std::string_view>& value,
-                               std::vector<std::string>& out) {
-  if (key.empty() || token == 0) return make_error_code(errc::invalid_argument);
+std::error_code fenced_command(std::string_view key, std::uint64_t token, const std::optional<std::string_view>& writer,
+                               const std::optional<std::string_view>& value, std::vector<std::string>& out) {
+  if (key.empty() || token == 0 || (writer && writer->empty())) return make_error_code(errc::invalid_argument);
   const auto& script = scripts::fenced_write;
   out = {"EVAL", std::string(script.body), "2", std::string(key), fence_key_of(key), value ? "set" : "get",
          std::to_string(token)};
   if (value) out.emplace_back(*value);
+  if (writer) out.emplace_back(*writer);  // after the value: the arguments of an anonymous writer stay as they were
   return {};
 }
 

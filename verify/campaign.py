@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "lib"), os.path.join(HERE, "workload")]
 
 import checker  # noqa: E402
-from fenced_register import fence_key_of, register_of  # noqa: E402
+from fenced_register import fence_key_of, fence_token, register_of  # noqa: E402
 from history import History  # noqa: E402
 from library import LibraryClient  # noqa: E402
 from mutex import MutexClient  # noqa: E402
@@ -42,8 +42,11 @@ EXPECTED_UNSAFE = {"standalone:kill-server", "standalone:pause-client:mutex-unfe
 # Where Redis loses grants the lock acknowledged, so that fencing tokens come out again (the checker's
 # "tokens" check), whatever the client does: a Sentinel failover promotes a replica that may lack the
 # old master's last writes (replication is asynchronous, and `WAIT 1` is answered by the fastest
-# replica, not necessarily the one promoted), and a planned or paused-master failover leaves the old
-# master granting until the sentinels demote it. These scenarios are as expected when every other
+# replica, not necessarily the one promoted: a planned failover does not wait for the replica it
+# promotes to catch up, and one that lagged 9.9 KB behind the other was promoted in
+# sentinel:failover:mutex-lib-many), and a paused-master failover leaves the old master granting
+# until the sentinels demote it. (A planned failover's old master granting between the promotion and
+# the switch is no longer counted synced, issue 27: docs/replication.md.) These scenarios are as expected when every other
 # check holds (no two holds overlap with live leases, the store refuses every stale token, no update
 # is lost, every waiter is done in time): the repeated tokens are counted, not failed.
 SENTINEL_FAILOVERS = ("failover", "kill-master", "pause-master", "silent-sentinel-failover")
@@ -154,6 +157,7 @@ LIBRARY_WORKLOADS = {
 LIBRARY_LIVENESS_TOLERANCE_MS = 2000
 LIBRARY_SCENARIOS = ["standalone:pause-client:mutex-lib", "standalone:pause-server:mutex-lib-async",
                      "sentinel:kill-master:mutex-lib", "sentinel:cut-replicas-kill-master:mutex-lib-many",
+                     "sentinel:failover:mutex-lib",  # issue 27: two holders on the old and the new master
                      "cluster:failover:mutex-lib-async", "standalone:pause-client:semaphore-lib",
                      "standalone:pause-client:rw-lib", "sentinel:kill-master:rw-lib", "standalone:none:fair-lib",
                      "standalone:pause-client:fair-lib", "standalone:none:multi-lib",
@@ -290,10 +294,12 @@ def run_scenario(scenario, deadbolt, out, seconds, clients, library_client=None)
             w.stop()
         for w in workers:
             w.join()
-        stats = final_read(history, topology.store.port,
-                           list(dict.fromkeys(n for w in workers for n in getattr(w, "lock_names", [None]))))
-        history.close()
-        topology.stop()
+        try:
+            stats = final_read(history, topology.store.port,
+                               list(dict.fromkeys(n for w in workers for n in getattr(w, "lock_names", [None]))))
+        finally:  # a final read that fails (an unreadable fence) must not leave the servers running
+            history.close()
+            topology.stop()
     # How late past its wait a waiter may end: an attempt in flight at its deadline is answered, or
     # given up, within deadbolt's command timeout (1 s), plus 1 s for process start-up and thread
     # scheduling on a loaded machine. Topologies with replica sync allow for its WAIT too.
@@ -324,7 +330,7 @@ def final_read(history, store_port, locks):
         for lock in locks:
             key = register_of(lock)
             value = int(r.call("GET", key) or 0)
-            fences[key] = int(r.call("GET", fence_key_of(key)) or 0)
+            fences[key] = fence_token(r.call("GET", fence_key_of(key)))
             history.event("runner", "ok", "final-read", value=value, **({"lock": lock} if lock else {}))
     return {"newest_token_accepted": fences}
 

@@ -13,8 +13,9 @@ writes made under it, its lease deadline, a lease-lost signal, its release). Oth
              other kinds "kind" (semaphore, read-write), "permits", "mode"; ok: "token" (fenced lock)
     work     ok: the holder used the resource (a kind without a register)
     lease    ok: "lease_deadline" (a lower bound of when the server may expire the hold)
-    read     invoke/ok/fail: "token"; ok: "value"; fail: "error" ("stale" = refused by fencing)
-    write    invoke/ok/fail/info: "token", "value"; info = outcome unknown
+    read     invoke/ok/fail: "token"; ok: "value"; fail: "error" ("stale" = refused by fencing);
+             invoke: "writer" (optional: the holder's id the store was given with the token)
+    write    invoke/ok/fail/info: "token", "value"; info = outcome unknown; invoke: "writer" as read's
     lease-lost  info: the holder was told its lease was lost
     release  invoke: the holder stopped using the resource
     reset    info (process "nemesis"): every lock's state was lost at this instant (a restart
@@ -33,8 +34,9 @@ Checks (each a function below; each returns the violations it proves):
                     holder worked after its deadline), reported, and its holder must have been told
   tokens            the lock's fencing tokens are unique and increase in real-time order (a lock
                     server that forgot grants, by a restart or a failover, hands them out again)
-  fencing           the store never accepted a token older than one it had already accepted, and
-                    never refused one that was not
+  fencing           the store never accepted a token older than one it had already accepted (nor an
+                    equal one from another writer, where operations name theirs), and never refused
+                    one that was not
   lost update       the register equals the count of acknowledged increments (unknown outcomes
                     widen the range), and no two acknowledged writes wrote the same value
   liveness          every waiter finished (acquired or gave up) by its deadline, within a tolerance
@@ -259,33 +261,52 @@ def completions(events, f):
 
 def check_store(events):
     """The fenced store: it accepts a token no older than the newest it accepted before, and only
-    refuses an older one. Returns (violations, stale refusals)."""
+    refuses an older one. Where the operations name their writer (the holder's id, `writer` on the
+    invoke), a token equal to the newest is the newest's writer's alone: the store must refuse it
+    from another writer (a failover that handed one token to two holders), and may refuse only then.
+    Returns (violations, stale refusals)."""
     ops = [p for f in ("read", "write") for p in completions(events, f) if p[1] is not None]
-    accepted = sorted((done for _, done in ops if done["type"] == "ok"), key=lambda e: e["time"])
+    accepted = sorted(((done, invoke.get("writer")) for invoke, done in ops if done["type"] == "ok"),
+                      key=lambda a: a[0]["time"])
     by_invoke = sorted(ops, key=lambda p: p[0]["time"])
     invoke_times = [invoke["time"] for invoke, _ in by_invoke]
     running_max = list(itertools.accumulate((invoke["token"] for invoke, _ in by_invoke), max))
+    asked_by = {}  # token -> [(invoke time, writer)] of the operations that carried it
+    for invoke, _ in by_invoke:
+        asked_by.setdefault(invoke["token"], []).append((invoke["time"], invoke.get("writer")))
 
     def newest_asked(before):  # the largest token of an operation invoked before `before`
         n = bisect.bisect_left(invoke_times, before)
         return running_max[n - 1] if n else -1
 
-    violations, refused, best, i = [], 0, None, 0
+    def other_writer_asked(token, writer, before):  # the same token, from another writer, asked before
+        return writer is not None and any(t < before and w is not None and w != writer
+                                          for t, w in asked_by.get(token, ()))
+
+    violations, refused, best, best_writer, i = [], 0, None, None, 0
     for invoke, done in by_invoke:
-        while i < len(accepted) and accepted[i]["time"] < invoke["time"]:
-            if best is None or accepted[i]["token"] > best["token"]:
-                best = accepted[i]
+        while i < len(accepted) and accepted[i][0]["time"] < invoke["time"]:
+            if best is None or accepted[i][0]["token"] > best["token"]:
+                best, best_writer = accepted[i]
             i += 1
         newer = best is not None and best["token"] > done["token"]
+        writer = invoke.get("writer")
         if done["type"] == "ok" and newer:
             violations.append(violation(
                 "fencing", f"the store accepted a {done['f']} with token {done['token']} after it had accepted "
                 f"token {best['token']}", best, invoke, done))
+        elif (done["type"] == "ok" and best is not None and best["token"] == done["token"]
+              and None not in (writer, best_writer) and writer != best_writer):
+            violations.append(violation(
+                "fencing", f"the store accepted a {done['f']} with token {done['token']} from {writer} after it "
+                f"had accepted that token from {best_writer}", best, invoke, done))
         if done["type"] == "fail" and done.get("error") == "stale":
             refused += 1
             # Refusing is justified by any newer token the store may have seen: one asked for
-            # (accepted or not) before this operation completed.
-            if newest_asked(done["time"]) <= done["token"]:
+            # (accepted or not) before this operation completed; or by the same token from another
+            # writer, asked before.
+            if (newest_asked(done["time"]) <= done["token"]
+                    and not other_writer_asked(done["token"], writer, done["time"])):
                 violations.append(violation(
                     "fencing", f"the store refused token {done['token']} as stale, but had seen no newer one",
                     invoke, done))

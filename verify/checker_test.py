@@ -30,8 +30,9 @@ class History:
                    **({"deadline": int((asked + wait_ms) * MS)} if wait_ms is not None else {}))
         return self.event(granted, "ok", "acquire", hold, token=token)
 
-    def op(self, hold, f, start, end, token, value, outcome="ok", **fields):
-        self.event(start, "invoke", f, hold, token=token, **({"value": value} if f == "write" else {}))
+    def op(self, hold, f, start, end, token, value, outcome="ok", writer=None, **fields):
+        self.event(start, "invoke", f, hold, token=token, **({"value": value} if f == "write" else {}),
+                   **({"writer": writer} if writer else {}))
         return self.event(end, outcome, f, hold, token=token, value=value, **fields)
 
     def increment(self, hold, t, token, value):
@@ -71,6 +72,16 @@ class CorrectHistories(unittest.TestCase):
         self.assertEqual(result["violations"], [])
         self.assertEqual(result["figures"]["holds"], 3)
         self.assertEqual(result["figures"]["writes_acknowledged"], 3)
+
+    def test_store_refusing_one_token_from_a_second_writer_is_justified(self):
+        h = History().acquire("c1.1", 0, 1, 5).acquire("c2.1", 2, 3, 5)
+        h.op("c1.1", "read", 4, 5, 5, 0, writer="c1:1")
+        h.op("c2.1", "read", 6, 7, 5, 0, outcome="fail", writer="c2:1", error="stale")
+        h.op("c1.1", "write", 8, 9, 5, 1, writer="c1:1").op("c1.1", "read", 10, 11, 5, 1, writer="c1:1")
+        h.final(20, 1)
+        result = h.check()
+        self.assertNotIn("fencing", checks_failed(result))
+        self.assertEqual(result["figures"]["stale_refused"], 1)
 
     def test_paused_holder_refused_by_fencing_is_valid(self):
         # c1 reads under token 1, is paused past its lease; c2 takes the lock (token 2) and increments;
@@ -160,6 +171,17 @@ class BrokenHistories(unittest.TestCase):
         result = h.check()
         self.assertEqual(checks_failed(result), ["fencing", "lost update"])  # and c1's write clobbered c2's
         self.assertTrue(any("accepted a write with token 1" in v["message"] for v in result["violations"]))
+
+    def test_store_accepted_one_token_from_two_writers(self):
+        # A failover handed token 5 out twice; the store took both holders' increments: one is lost.
+        h = History().acquire("c1.1", 0, 1, 5).acquire("c2.1", 2, 3, 5)
+        h.op("c1.1", "read", 4, 5, 5, 0, writer="c1:1").op("c2.1", "read", 6, 7, 5, 0, writer="c2:1")
+        h.op("c1.1", "write", 8, 9, 5, 1, writer="c1:1").op("c2.1", "write", 10, 11, 5, 1, writer="c2:1")
+        h.final(20, 1)
+        result = h.check()
+        self.assertIn("fencing", checks_failed(result))
+        self.assertTrue(any("with token 5 from c2:1 after it had accepted that token from c1:1" in v["message"]
+                            for v in result["violations"]))
 
     def test_store_refused_a_token_that_was_not_stale(self):
         h = History().acquire("c1.1", 0, 1, 1)

@@ -92,6 +92,14 @@ void pipeline::end_with_wait() {
   wait_.deadline_ns = deadline;  // stuck once every request it answers for is past its deadline
   queued_.push_back(wait_);
   waiting_ = true;
+  role_follows_ = replicas_.role_after_wait();
+  if (!role_follows_) return;
+  // Run right after the WAIT answers: the replicas the master lists then. One that left may have been
+  // promoted, and then what the others acknowledged is lost to the new master (replica_roster).
+  resp::encoder(writing_buffer_).command("ROLE");
+  wait_role_.role.reset();
+  wait_role_.deadline_ns = deadline;
+  queued_.push_back(wait_role_);
 }
 
 void pipeline::write_done() {
@@ -124,12 +132,12 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
   }
   request* r = sent_.front();
   if (r == nullptr) return errc::protocol_error;  // a reply nobody asked for: the stream is out of step
-  if (r == &wait_) {
-    // The WAIT's answer, whatever it says (an error too: WAIT refused).
-    wait_.on_node(n);
+  if (r == &wait_ || r == &wait_role_) {
+    // The WAIT's answer, whatever it says (an error too: WAIT refused), or the ROLE's after it.
+    r->on_node(n);
     if (end_of_reply) {
       sent_.pop_front();
-      wait_.on_done({});
+      r->on_done({});
     }
     return {};
   }
@@ -180,10 +188,21 @@ void pipeline::shared_wait::on_node(const resp::node& n) {
 }
 
 void pipeline::shared_wait::on_done(std::error_code ec) {
-  p_.waiting_ = false;
+  if (p_.role_follows_) return;  // the ROLE after it completes them (or fails them, if it never answers)
+  p_.complete_synced(ec, acked);
+}
+
+void pipeline::role_after_wait::on_done(std::error_code ec) {
+  if (!ec) p_.replicas_.listed_after_wait(role);
+  p_.complete_synced(ec, p_.replicas_.counted(p_.wait_.acked));
+}
+
+void pipeline::complete_synced(std::error_code ec, std::int32_t acked) {
+  waiting_ = false;
+  role_follows_ = false;
   // Callbacks may submit new requests (an undo, a retry): they go in the next write.
   request_queue answered;
-  answered.splice_back(p_.synced_);
+  answered.splice_back(synced_);
   while (request* r = answered.pop_front()) {
     if (!ec) r->replicas_acked = acked;
     r->on_done(ec);

@@ -8,6 +8,8 @@
 // what is queued meanwhile is held (its deadline allows for that WAIT) and goes in the next write, with
 // the next WAIT. However many synced requests a connection carries, one waits at most two WAITs (the
 // one in flight and its own), and a WAIT in flight never makes what is queued behind it look stuck.
+// A ROLE follows the WAIT in the same write (once the server's ROLE has answered): the synced requests
+// are done when it answers, their acknowledgements judged by the replicas it lists (replica_roster).
 #pragma once
 
 #include <string>
@@ -93,7 +95,8 @@ class pipeline {
 
   /// Replica sync: whether a write with requests that syncs_replicas ends with a WAIT (the connection
   /// keeps it informed of the server's replicas). The WAIT's answer goes to each of those requests
-  /// (replicas_acked, before on_done), never to on_node.
+  /// (replicas_acked, before on_done), never to on_node; so does the ROLE after it, which the roster
+  /// reads.
   replica_sync& replicas() noexcept { return replicas_; }
   /// True when queued bytes may be written now: no write is in flight, and no WAIT (the server would
   /// not run them before it answers; held, they share the next one).
@@ -147,9 +150,23 @@ class pipeline {
    private:
     pipeline& p_;
   };
+  // The ROLE written right after that WAIT: which replicas the master lists once the WAIT has
+  // answered. Its answer (or the connection's loss) completes the synced requests instead.
+  class role_after_wait final : public request {
+   public:
+    explicit role_after_wait(pipeline& p) : p_(p) {}
+    void encode(resp::encoder&) override {}  // written by take_output()
+    void on_node(const resp::node& n) override { role.take(n); }
+    void on_done(std::error_code ec) override;
+    role_reader role;
+
+   private:
+    pipeline& p_;
+  };
 
   void encode_into(std::string& out, request& r);
   void end_with_wait();
+  void complete_synced(std::error_code ec, std::int32_t acked);
   std::error_code route(const resp::node& n, bool end_of_reply);
   std::error_code complete_front(request& r);
   std::int64_t wait_allowance_ns() const noexcept;
@@ -167,7 +184,9 @@ class pipeline {
   request_queue synced_;        // answered, awaiting the WAIT written after them
   replica_sync replicas_;
   shared_wait wait_{*this};
-  bool waiting_ = false;        // wait_ is in flight: nothing more is written until it answers
+  role_after_wait wait_role_{*this};
+  bool waiting_ = false;        // wait_ (and wait_role_) in flight: nothing more is written until they answer
+  bool role_follows_ = false;   // wait_role_ was written after wait_: it completes the synced requests
   push_handler* push_ = nullptr;
   redirect_handler* redirect_ = nullptr;
   error_reply_listener* errors_ = nullptr;

@@ -6,13 +6,16 @@
 //
 // One acknowledging replica is all the check needs (as Redisson's: only zero is a failure), so WAIT
 // asks for one: it returns as soon as the fastest replica has the write, and a stalled second replica
-// costs nothing.
+// costs nothing. Unless the master is being replaced: a ROLE follows each WAIT (in the same write, so
+// no round trip more), and while a replica that left the master may be a master now (replica_roster),
+// the acknowledgements count for nothing.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-#include "deadbolt/resp/node.hpp"
+#include "pipeline/replica_roster.hpp"
+#include "pipeline/role_reader.hpp"
 
 namespace deadbolt::detail {
 
@@ -20,31 +23,6 @@ enum class sync_policy : std::uint8_t {
   off,        ///< never WAIT
   automatic,  ///< WAIT when the server has replicas
   required,   ///< always WAIT: a server without replicas leaves every hold unsynced
-};
-
-/// Reads a ROLE reply node by node: the role, and for a master how many replicas it lists.
-class role_reader {
- public:
-  void reset() noexcept { *this = role_reader{}; }
-  void take(const resp::node& n) noexcept {
-    if (n.depth == 0) {
-      error_ = resp::is_error(n.type);
-      return;
-    }
-    if (n.depth != 1) return;
-    if (index_ == 0) master_ = n.value == "master";
-    if (index_ == 2 && master_ && resp::is_aggregate(n.type)) replicas_ = static_cast<std::int32_t>(n.size);
-    ++index_;
-  }
-  bool error() const noexcept { return error_; }
-  bool master() const noexcept { return master_; }
-  std::int32_t replicas() const noexcept { return replicas_; }
-
- private:
-  std::size_t index_ = 0;
-  bool error_ = false;
-  bool master_ = false;
-  std::int32_t replicas_ = 0;
 };
 
 class replica_sync {
@@ -60,10 +38,12 @@ class replica_sync {
   sync_policy policy() const noexcept { return policy_; }
   std::int64_t timeout_ms() const noexcept { return timeout_ms_; }
 
-  /// How many replicas the WAIT after a synced command asks for: 0 writes none.
+  /// How many replicas the WAIT after a synced command asks for: 0 writes none. While the roster
+  /// does not trust the master, even one without replicas WAITs: what is written there is not synced
+  /// (and the ROLE after the WAIT tells when that changes).
   std::int32_t wanted() const noexcept {
     if (!enabled()) return 0;
-    return known_ > 0 || policy_ == sync_policy::required ? 1 : 0;
+    return known_ > 0 || policy_ == sync_policy::required || !roster_.trusted() ? 1 : 0;
   }
 
   /// ROLE answered (a replica or a sentinel counts no replicas).
@@ -76,9 +56,23 @@ class replica_sync {
     probed_ns_ = now_ns;
   }
   /// ROLE answered: a master's replicas, or none (a replica, a sentinel, or ROLE refused by an ACL).
-  void learned(const role_reader& role, std::int64_t now_ns) noexcept {
+  void learned(const role_reader& role, std::int64_t now_ns) {
     learned(!role.error() && role.master() ? role.replicas() : 0, now_ns);
+    roster_.listed(role);
   }
+  /// Whether a ROLE follows each WAIT: the roster follows this server's replicas (its ROLE answered).
+  bool role_after_wait() const noexcept { return enabled() && roster_.tracking(); }
+  /// The ROLE after a WAIT answered: the replicas the master lists now.
+  void listed_after_wait(const role_reader& role) {
+    if (role.error()) return;  // tells nothing; the acknowledgements stand as the roster judged before
+    known_ = role.master() ? role.replicas() : 0;
+    stale_ = false;  // just asked
+    roster_.listed(role);
+  }
+  /// What a WAIT's `acked` acknowledgements are worth: none while the roster does not trust the master.
+  std::int32_t counted(std::int32_t acked) const noexcept { return acked > 0 && !roster_.trusted() ? 0 : acked; }
+  replica_roster& roster() noexcept { return roster_; }
+  const replica_roster& roster() const noexcept { return roster_; }
   /// A WAIT answered: none acknowledged means the replicas may be gone (ask ROLE again).
   void answered(std::int32_t acked) noexcept {
     if (acked == 0) stale_ = true;
@@ -118,6 +112,7 @@ class replica_sync {
   bool refused_ = false;
   bool refusal_reported_ = false;
   std::int64_t probed_ns_ = 0;
+  replica_roster roster_;
 };
 
 }  // namespace deadbolt::detail

@@ -14,6 +14,7 @@ class sentinel_addresses::query final : public request {
   query(sentinel_addresses& owner, std::string master) : owner_(owner), master_(std::move(master)) {}
 
   void prepare() {
+    result = make_error_code(errc::not_connected);
     error_ = false;
     unknown_ = false;
     parts_ = 0;
@@ -40,12 +41,15 @@ class sentinel_addresses::query final : public request {
   void on_done(std::error_code ec) override {
     if (!ec && (error_ || (!unknown_ && (parts_ != 2 || found_.host.empty())))) ec = errc::protocol_error;
     if (!ec && unknown_) ec = errc::unknown_master;
-    if (ec) return owner_.answered(ec, nullptr);
+    result = ec;
+    if (ec) return;
     std::error_code not_numeric;
     asio::ip::make_address(found_.host, not_numeric);
     found_.numeric = !not_numeric;
-    owner_.answered({}, &found_);
   }
+  /// Set by on_done(): the answer (the replicas' question, written after it, passes it on).
+  std::error_code result;
+  const server_address& found() const noexcept { return found_; }
 
  private:
   sentinel_addresses& owner_;
@@ -54,6 +58,78 @@ class sentinel_addresses::query final : public request {
   bool unknown_ = false;
   std::size_t parts_ = 0;
   server_address found_;
+};
+
+// SENTINEL REPLICAS <name>, asked with the master's address in the same write: the replicas the
+// sentinel knows of the master, each a list (RESP2) or map (RESP3) of fields; kept: where those listen
+// that the sentinel does not think down (s_down, o_down), the first role_reader::max_listed of them. A
+// sentinel that refuses the question (an ACL) names none: the master's address stands. Done, it passes
+// the answer to both questions on.
+class sentinel_addresses::replicas_query final : public request {
+ public:
+  static constexpr std::size_t most = 8;
+
+  replicas_query(sentinel_addresses& owner, std::string master) : owner_(owner), master_(std::move(master)) {}
+
+  void prepare() {
+    owner_.replicas_.clear();
+    key_.clear();
+    pending_ = server_address{};
+    down_ = false;
+    field_ = 0;
+  }
+  void encode(resp::encoder& e) override { e.command("SENTINEL", "REPLICAS", master_); }
+  void on_node(const resp::node& n) override {
+    if (n.depth == 1) {
+      keep_pending();
+      field_ = 0;
+      return;
+    }
+    if (n.depth != 2) return;
+    if (field_++ % 2 == 0) {
+      key_.assign(n.value);
+      return;
+    }
+    if (key_ == "ip") {
+      pending_.host.assign(n.value);
+    } else if (key_ == "port") {
+      unsigned port = 0;
+      const char* end = n.value.data() + n.value.size();
+      const auto [ptr, err] = std::from_chars(n.value.data(), end, port);
+      pending_.port = err == std::errc() && ptr == end && port <= 65535 ? static_cast<std::uint16_t>(port) : 0;
+    } else if (key_ == "flags") {
+      const std::string_view flags = n.value;
+      // Not "disconnected": the promotion (REPLICAOF NO ONE with CLIENT KILL) cuts the sentinels'
+      // links to the replica promoted, flagged so by every sentinel for 15-55 ms (measured, Redis
+      // 7.0), the very moment a new connection to the old master must expect it.
+      down_ = flags.find("s_down") != std::string_view::npos || flags.find("o_down") != std::string_view::npos;
+    }
+  }
+  void on_done(std::error_code ec) override {
+    if (!ec) keep_pending();
+    if (ec) owner_.replicas_.clear();
+    const query& q = *owner_.query_;
+    owner_.answered(q.result, q.result ? nullptr : &q.found());
+  }
+
+ private:
+  void keep_pending() {
+    if (!pending_.host.empty() && pending_.port != 0 && !down_ && owner_.replicas_.size() < most) {
+      std::error_code not_numeric;
+      asio::ip::make_address(pending_.host, not_numeric);
+      pending_.numeric = !not_numeric;
+      owner_.replicas_.push_back(pending_);
+    }
+    pending_ = server_address{};
+    down_ = false;
+  }
+
+  sentinel_addresses& owner_;
+  std::string master_;
+  std::string key_;
+  server_address pending_;
+  bool down_ = false;
+  std::size_t field_ = 0;
 };
 
 endpoint sentinel_endpoint(const endpoint& ep, const config& cfg) {
@@ -92,6 +168,7 @@ sentinel_addresses::sentinel_addresses(asio::any_io_executor ex, const endpoint&
       sentinels_(sentinel_list(ep)),
       preference_(preference ? std::move(preference) : std::make_shared<sentinel_preference>()),
       query_(std::make_unique<query>(*this, ep.sentinel_master)),
+      replicas_query_(std::make_unique<replicas_query>(*this, ep.sentinel_master)),
       last_switch_(std::move(last_switch)),
       switches_seen_(last_switch_ ? last_switch_->count : 0) {
   // A sentinel that does not answer is skipped well before the requests waiting for its answer fail
@@ -119,6 +196,7 @@ void sentinel_addresses::next(address_sink& sink) {
   if (stopped_) return;
   if (last_switch_ && last_switch_->count != switches_seen_) {
     switches_seen_ = last_switch_->count;
+    replicas_.clear();  // not asked: the announced master's replicas are not known here
     sink.on_address({}, last_switch_->to);  // ROLE still confirms it
     return;
   }
@@ -148,7 +226,9 @@ void sentinel_addresses::ask() {
   }
   in_flight_ = true;
   query_->prepare();
+  replicas_query_->prepare();
   conn_->submit(*query_);
+  conn_->submit(*replicas_query_);  // the same write: the replicas it knows, for replica sync
 }
 
 void sentinel_addresses::answered(std::error_code ec, const server_address* master) {
@@ -182,7 +262,7 @@ void sentinel_addresses::on_connect_failed(std::error_code ec) {
     if (alive.expired() || !in_flight_) return;
     request_queue unsent;
     conn_->take_unsent(unsent);
-    if (unsent.pop_front() == query_.get()) answered(ec, nullptr);
+    if (unsent.pop_front() == query_.get()) answered(ec, nullptr);  // the replicas' question goes with it
   });
 }
 

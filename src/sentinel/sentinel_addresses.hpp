@@ -5,7 +5,10 @@
 // within a quarter of the requests' deadline, or does not know the name is skipped. When none names
 // it, the round fails with what they said (errc::unknown_master if one answered that it does not
 // know the name), and the connection tries again after its backoff. The connection then confirms the
-// answer with ROLE (login_step::role).
+// answer with ROLE (login_step::role). With the address, in the same write, the sentinel is asked
+// SENTINEL REPLICAS: the replicas it knows (replicas_named()), which replica sync expects the master
+// to list. In a failover's first second, the old master no longer lists the replica just promoted,
+// while a sentinel that has not heard of the switch still names the old master and that replica.
 #pragma once
 
 #include <chrono>
@@ -62,9 +65,11 @@ class sentinel_addresses final : public address_source, private connection_liste
   void next(address_sink& sink) override;
   void cancel() noexcept override { sink_ = nullptr; }
   void stop() noexcept override;
+  const std::vector<server_address>& replicas_named() const noexcept override { return replicas_; }
 
  private:
   class query;
+  class replicas_query;
 
   void ask();
   void answered(std::error_code ec, const server_address* master);
@@ -84,6 +89,8 @@ class sentinel_addresses final : public address_source, private connection_liste
   address_sink* sink_ = nullptr;
   std::shared_ptr<connection> conn_;  // to the sentinel being asked
   std::unique_ptr<query> query_;
+  std::unique_ptr<replicas_query> replicas_query_;  // written with query_, answers for both
+  std::vector<server_address> replicas_;            // what the sentinel that answered last knows
   std::shared_ptr<const master_switch> last_switch_;
   std::uint64_t switches_seen_ = 0;
   bool in_flight_ = false;

@@ -7,6 +7,11 @@
 
 namespace deadbolt::detail {
 
+const std::vector<server_address>& address_source::replicas_named() const noexcept {
+  static const std::vector<server_address> none;
+  return none;
+}
+
 void static_addresses::next(address_sink& sink) {
   if (list_.empty()) {
     sink.on_address(errc::invalid_config, server_address{});

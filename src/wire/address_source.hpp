@@ -32,6 +32,10 @@ class address_source {
   virtual void cancel() noexcept = 0;
   /// For good (the connection stops): also ends whatever the source keeps open to answer.
   virtual void stop() noexcept { cancel(); }
+  /// The replicas of the server its last answer named, as far as the source knows (Sentinel: those
+  /// the sentinel lists for the master and does not think down); empty when it knows none. Replica
+  /// sync asks each one the master does not list whether it was promoted (pipeline/replica_roster.hpp).
+  virtual const std::vector<server_address>& replicas_named() const noexcept;
 };
 
 /// A fixed list, taken in turn: each next() answers the entry after the previous one.

@@ -87,6 +87,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   class login_request;
   class role_probe;
   class ping_request;
+  class replica_check;
 
   void pump();
   void perform(const session_fsm::action& a);
@@ -115,6 +116,11 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   std::int64_t deadline_from_now() const;
   void arm_liveness_timer();
   void on_liveness_timer();
+  // Replica sync: the login's ROLE answered (`server` is where it runs); a replica that left the
+  // master is due to be asked whether it is a master now (replica_roster), or has answered.
+  void roster_server(const server_address& server);
+  void ask_departed_replica();
+  void replica_answered(const std::string& host, std::uint16_t port, bool master, std::error_code why);
 
   asio::any_io_executor executor_;
   endpoint endpoint_;
@@ -135,6 +141,8 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   pipeline pipeline_;
   std::unique_ptr<login_request[]> login_steps_;
   std::unique_ptr<role_probe> role_probe_;
+  std::unique_ptr<replica_check> replica_check_;  // made when a replica first leaves the master
+  server_address roster_of_;                      // the server the roster's replicas belong to
   liveness liveness_;                       // subscriber connections only (else never started)
   asio::steady_timer liveness_timer_;
   std::uint64_t liveness_generation_ = 0;   // bumps on every arm or stop of liveness_timer_

@@ -30,6 +30,13 @@ struct store {
   deadbolt::test::outcome<fenced_result> get(const std::string& key, std::uint64_t token) {
     return call<fenced_result>([&](auto cb) { deadbolt::async_fenced_get(c, key, token, cb); });
   }
+  deadbolt::test::outcome<fenced_result> set_by(const std::string& writer, const std::string& key, std::uint64_t token,
+                                                const std::string& value) {
+    return call<fenced_result>([&](auto cb) { deadbolt::async_fenced_set(c, key, token, writer, value, cb); });
+  }
+  deadbolt::test::outcome<fenced_result> get_by(const std::string& writer, const std::string& key, std::uint64_t token) {
+    return call<fenced_result>([&](auto cb) { deadbolt::async_fenced_get(c, key, token, writer, cb); });
+  }
   std::optional<std::string> raw(const std::string& key) {
     auto r = call<deadbolt::reply>([&](auto cb) { c.async_command({"GET", key}, cb); });
     REQUIRE_FALSE(r.ec);
@@ -88,6 +95,49 @@ TEST_CASE("a fenced read moves the mark: an older holder's write after it is ref
   CHECK_FALSE(s.get(key, 1).value.accepted);
 }
 
+TEST_CASE("two holders of one token: the writer the fence accepted it from goes on, the other is refused") {
+  // Issue 27: after a planned Sentinel failover two threads held token 323 at once (one through the
+  // old master, one through the new), both read 649 and both wrote 650: an increment was lost.
+  store s;
+  const std::string key = unique_name("fenced-twice");
+  const std::string a = deadbolt::fence_writer("client-l2", 0);  // thread b0, on the old master
+  const std::string b = deadbolt::fence_writer("client-l2", 3);  // thread b3, on the new master
+  CHECK(a == "client-l2:0");
+  REQUIRE(s.set_by(a, key, 322, "648").value.accepted);
+
+  auto a_reads = s.get_by(a, key, 323);
+  REQUIRE_FALSE(a_reads.ec);
+  CHECK(a_reads.value.accepted);
+  auto b_reads = s.get_by(b, key, 323);  // the same token, from another writer
+  REQUIRE_FALSE(b_reads.ec);
+  CHECK_FALSE(b_reads.value.accepted);
+  CHECK(b_reads.value.newest_token == 323);
+  auto b_writes = s.set_by(b, key, 323, "649");
+  CHECK_FALSE(b_writes.value.accepted);
+  auto a_writes = s.set_by(a, key, 323, "649");  // the first writer of 323 reads, then writes
+  CHECK(a_writes.value.accepted);
+  CHECK(s.raw(key) == "649");
+  CHECK(s.get_by(a, key, 323).value.accepted);  // and keeps going with it
+
+  // A newer token moves the fence to its writer, whoever held the older one.
+  CHECK(s.set_by(b, key, 324, "650").value.accepted);
+  CHECK_FALSE(s.set_by(a, key, 324, "651").value.accepted);
+  CHECK(s.raw(key) == "650");
+  // An anonymous writer (no writer given) is another writer too.
+  CHECK_FALSE(s.set(key, 324, "anonymous").value.accepted);
+}
+
+TEST_CASE("a fence written without writers: anonymous writers go on as before, a named one needs a newer token") {
+  store s;
+  const std::string key = unique_name("fenced-anonymous");
+  REQUIRE(s.set(key, 7, "x").value.accepted);
+  CHECK(s.raw(deadbolt::fence_key_of(key)) == "7");  // the format a fence had before writers
+  CHECK(s.set(key, 7, "y").value.accepted);
+  CHECK_FALSE(s.set_by("w", key, 7, "z").value.accepted);
+  CHECK(s.set_by("w", key, 8, "z").value.accepted);
+  CHECK(s.raw(key) == "z");
+}
+
 TEST_CASE("tokens compare exactly up to 2^64 - 1") {
   store s;
   const std::string key = unique_name("fenced-big");
@@ -108,6 +158,8 @@ TEST_CASE("bad input is a clear error, and changes nothing") {
   CHECK(s.set(key, 0, "zero").ec == errc::invalid_argument);  // fenced_lock's tokens start at 1
   CHECK(s.set("", 1, "no key").ec == errc::invalid_argument);
   CHECK(s.get("", 1).ec == errc::invalid_argument);
+  CHECK(s.set_by("", key, 1, "no writer").ec == errc::invalid_argument);  // a named writer is not empty
+  CHECK(s.get_by("", key, 1).ec == errc::invalid_argument);
   CHECK_FALSE(s.raw(deadbolt::fence_key_of(key)).has_value());
 
   // A fence key that holds something else: the script refuses, in words.

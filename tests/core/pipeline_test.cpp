@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "deadbolt/error.hpp"
+#include "deadbolt/resp/decoder.hpp"
 #include "deadbolt/resp/encoder.hpp"
 #include "deadbolt/resp/error.hpp"
 #include "deadbolt/resp/read_buffer.hpp"
@@ -856,4 +857,94 @@ TEST_CASE("replica sync: a refused WAIT is reported, once until ROLE answers aga
     CHECK(third.done == 1);
     CHECK(errors.wait_refusals.size() == 2);
   }
+}
+
+namespace {
+// A master's ROLE reply listing replicas on 127.0.0.1 at `ports`, in RESP.
+std::string master_role(const std::vector<int>& ports) {
+  const auto bulk = [](const std::string& s) { return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n"; };
+  std::string out = "*3\r\n" + bulk("master") + ":100\r\n*" + std::to_string(ports.size()) + "\r\n";
+  for (int port : ports) out += "*3\r\n" + bulk("127.0.0.1") + bulk(std::to_string(port)) + bulk("100");
+  return out;
+}
+
+// The login's ROLE, read as the connection reads it.
+detail::role_reader role_of(const std::string& bytes) {
+  detail::role_reader role;
+  resp::decoder decoder;
+  std::string_view rest = bytes;
+  for (bool end = false; !end;) {
+    const resp::parse_result r = decoder.next(rest);
+    REQUIRE(r.what == resp::parse_result::kind::node);
+    role.take(r.node);
+    rest.remove_prefix(r.consumed);
+    end = r.end_of_reply;
+  }
+  return role;
+}
+}  // namespace
+
+TEST_CASE("replica sync: a ROLE follows each WAIT; a replica the master no longer lists makes the acknowledgement count for nothing") {
+  // Issue 27: a planned Sentinel failover promotes one replica (it leaves the old master's list) while
+  // the old master, still writable, has its WAIT acknowledged by the other one, which the new master
+  // never hears from: the hold was reported acquired, and a client on the new master took it too.
+  detail::pipeline p({});
+  p.replicas().configure(detail::sync_policy::automatic, 250);
+  p.replicas().learned(role_of(master_role({6380, 6381})), 0);  // the login's ROLE
+  p.end_handshake();
+  resp::read_buffer in(4096);
+
+  fake_request first("a", true), plain("p");
+  first.syncs_replicas = true;
+  p.submit(first, far);
+  p.submit(plain, far);
+  CHECK(write(p) == first.bytes() + plain.bytes() + cmd("WAIT", 1, 250) + cmd("ROLE"));
+  REQUIRE_FALSE(feed(p, in, ":1\r\n$1\r\nv\r\n:1\r\n"));
+  CHECK(plain.done == 1);
+  CHECK(first.done == 0);  // done when the ROLE after the WAIT has answered
+  CHECK(p.waiting_for_replicas());
+  CHECK_FALSE(p.can_write());
+  REQUIRE_FALSE(feed(p, in, master_role({6380, 6381}), 3));
+  CHECK(first.done == 1);
+  CHECK(first.replicas_acked == 1);
+  CHECK_FALSE(first.replicas_unsynced());
+  CHECK(first.nodes.size() == 1);  // neither the WAIT's answer nor the ROLE's reach it
+  CHECK_FALSE(p.waiting_for_replicas());
+
+  fake_request promoted("b", true);  // 6380 was promoted; 6381 still follows and acknowledges
+  promoted.syncs_replicas = true;
+  p.submit(promoted, far);
+  CHECK(write(p) == promoted.bytes() + cmd("WAIT", 1, 250) + cmd("ROLE"));
+  REQUIRE_FALSE(feed(p, in, ":1\r\n:1\r\n" + master_role({6381})));
+  CHECK(promoted.done == 1);
+  CHECK(promoted.replicas_wanted == 1);
+  CHECK(promoted.replicas_unsynced());  // acknowledged, but not counted
+  CHECK_FALSE(p.replicas().roster().trusted());
+  const auto* ask = p.replicas().roster().ask_due(0);  // the connection asks 6380 what it is now
+  REQUIRE(ask != nullptr);
+  CHECK(ask->port == 6380);
+
+  // Both replicas moved to the new master: the old one lists none. While 6380 may be a master,
+  // even a master without replicas WAITs (and what is written there is not synced).
+  p.replicas().roster().answered("127.0.0.1", 6380, true, 0);
+  fake_request alone("c", true);
+  alone.syncs_replicas = true;
+  p.submit(alone, far);
+  CHECK(write(p) == alone.bytes() + cmd("WAIT", 1, 250) + cmd("ROLE"));
+  REQUIRE_FALSE(feed(p, in, ":1\r\n:0\r\n" + master_role({})));
+  CHECK(alone.replicas_unsynced());
+  CHECK(p.replicas().wanted() == 1);
+
+  // The connection lost before the ROLE answered: what awaits it fails as when the WAIT is lost.
+  fake_request lost("d", true);
+  lost.syncs_replicas = true;
+  p.submit(lost, far);
+  write(p);
+  REQUIRE_FALSE(feed(p, in, ":1\r\n:0\r\n"));
+  CHECK(lost.done == 0);
+  p.connection_lost(errc::outcome_unknown);
+  CHECK(lost.done == 1);
+  CHECK(lost.error == errc::outcome_unknown);
+  CHECK_FALSE(p.waiting_for_replicas());
+  CHECK(p.idle());
 }

@@ -13,12 +13,14 @@ std::string fence_key_of(const std::string& key) {
   return tagged ? key + ":fence" : "{" + key + "}:fence";
 }
 
-void fenced_store::read(const std::string& key, std::uint64_t token, handler done) {
-  run({"EVAL", script_, "2", key, fence_key_of(key), "get", std::to_string(fenced_ ? token : 0)}, std::move(done));
+void fenced_store::read(const std::string& key, std::uint64_t token, const std::string& writer, handler done) {
+  run({"EVAL", script_, "2", key, fence_key_of(key), "get", std::to_string(fenced_ ? token : 0), writer}, std::move(done));
 }
 
-void fenced_store::write(const std::string& key, std::uint64_t token, std::int64_t value, handler done) {
-  run({"EVAL", script_, "2", key, fence_key_of(key), "set", std::to_string(fenced_ ? token : 0), std::to_string(value)},
+void fenced_store::write(const std::string& key, std::uint64_t token, const std::string& writer, std::int64_t value,
+                         handler done) {
+  run({"EVAL", script_, "2", key, fence_key_of(key), "set", std::to_string(fenced_ ? token : 0), std::to_string(value),
+       writer},
       [value, done = std::move(done)](store_result r) {
         if (r.outcome == store_result::accepted) r.value = value;
         done(std::move(r));

@@ -1,7 +1,8 @@
 // The register the mutex workload increments, in the store (a redis-server no nemesis touches),
 // through the fenced-write script (lua/fenced_write.lua, deadbolt/fenced_write.hpp): a read and a
-// write each carry the holder's token, and the store refuses a token older than the newest it has
-// accepted for the register. The script text is passed in (the harness's tree's lua/fenced_write.lua),
+// write each carry the holder's token and its writer id (the lock field, "<client id>:<owner>"), and
+// the store refuses a token older than the newest it has accepted for the register, or equal to it
+// from another writer. The script text is passed in (the harness's tree's lua/fenced_write.lua),
 // so that a client built against an older deadbolt runs the same script.
 #pragma once
 #include <cstdint>
@@ -25,10 +26,11 @@ class fenced_store {
   fenced_store(deadbolt::client& store, std::string script, bool fenced)
       : store_(store), script_(std::move(script)), fenced_(fenced) {}
   using handler = std::function<void(store_result)>;
-  /// The register's value, if `token` is not older than the newest accepted (which it then becomes).
-  void read(const std::string& key, std::uint64_t token, handler done);
-  /// Sets the register to `value`, if `token` is not older than the newest accepted.
-  void write(const std::string& key, std::uint64_t token, std::int64_t value, handler done);
+  /// The register's value, if `token` is not older than the newest accepted (which it then becomes)
+  /// and, when equal, `writer` is the one it was accepted from.
+  void read(const std::string& key, std::uint64_t token, const std::string& writer, handler done);
+  /// Sets the register to `value`, on the same terms.
+  void write(const std::string& key, std::uint64_t token, const std::string& writer, std::int64_t value, handler done);
 
  private:
   void run(std::vector<std::string> args, handler done);
@@ -39,5 +41,10 @@ class fenced_store {
 
 /// The fence key the script keeps a resource's newest token in: the same slot as the resource.
 std::string fence_key_of(const std::string& key);
+/// A holder's writer id: its lock field (deadbolt::fence_writer(), spelled out here so that the client
+/// builds against an older deadbolt too).
+inline std::string writer_of(const std::string& client_id, std::int64_t owner) {
+  return client_id + ":" + std::to_string(owner);
+}
 
 }  // namespace verify

@@ -21,6 +21,7 @@ class async_worker : public std::enable_shared_from_this<async_worker> {
   async_worker(const workload_options& o, int w, deadbolt::client& client, fenced_store& store, hold_table& holds,
                const std::atomic<bool>& stop, std::function<void()> finished)
       : o_(o), w_(w), name_(lock_of(o, w)), lock_(client.fenced_lock(name_)), owner_(deadbolt::new_owner_id()),
+        writer_(writer_of(client.id(), owner_)),
         store_(store), holds_(holds), stop_(stop), timer_(client.get_executor()), finished_(std::move(finished)),
         random_(static_cast<std::uint32_t>(now_ns() ^ (w * 7919))) {}
 
@@ -70,7 +71,7 @@ class async_worker : public std::enable_shared_from_this<async_worker> {
   void step(const char* f, std::int64_t value, std::function<void(bool, std::int64_t)> then) {
     const bool is_write = f[0] == 'w';
     event invoke(o_.process, "invoke", f);
-    invoke.with("hold", hold_).with("lock", name_).with("token", token_);
+    invoke.with("hold", hold_).with("lock", name_).with("token", token_).with("writer", writer_);
     if (is_write) invoke.with("value", value);
     invoke.emit();
     auto done = [self = shared_from_this(), f, is_write, value, then = std::move(then)](store_result r) {
@@ -81,8 +82,8 @@ class async_worker : public std::enable_shared_from_this<async_worker> {
       e.emit();
       then(r.outcome == store_result::accepted, r.value);
     };
-    if (is_write) store_.write(register_of(name_), token_, value, std::move(done));
-    else store_.read(register_of(name_), token_, std::move(done));
+    if (is_write) store_.write(register_of(name_), token_, writer_, value, std::move(done));
+    else store_.read(register_of(name_), token_, writer_, std::move(done));
   }
 
   void release() {
@@ -120,6 +121,7 @@ class async_worker : public std::enable_shared_from_this<async_worker> {
   const std::string name_;
   deadbolt::fenced_lock lock_;
   const deadbolt::owner_id owner_;
+  const std::string writer_;  // the lock field: the fence tells holders of one token apart by it
   fenced_store& store_;
   hold_table& holds_;
   const std::atomic<bool>& stop_;

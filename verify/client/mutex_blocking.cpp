@@ -23,16 +23,16 @@ store_result wait_for(const std::function<void(fenced_store::handler)>& start) {
 
 /// Records a store operation's invoke and outcome; true when the store accepted it.
 bool fenced_step(const workload_options& o, fenced_store& store, const std::string& hold, const std::string& name,
-                 const char* f, std::uint64_t token, std::int64_t& value) {
+                 const std::string& writer, const char* f, std::uint64_t token, std::int64_t& value) {
   event invoke(o.process, "invoke", f);
-  invoke.with("hold", hold).with("lock", name).with("token", token);
+  invoke.with("hold", hold).with("lock", name).with("token", token).with("writer", writer);
   const bool is_write = f[0] == 'w';
   if (is_write) invoke.with("value", value);
   invoke.emit();
   const std::string key = register_of(name);
   const store_result r = wait_for([&](fenced_store::handler h) {
-    if (is_write) store.write(key, token, value, std::move(h));
-    else store.read(key, token, std::move(h));
+    if (is_write) store.write(key, token, writer, value, std::move(h));
+    else store.read(key, token, writer, std::move(h));
   });
   event done(o.process, r.outcome == store_result::accepted ? "ok" : r.outcome == store_result::stale ? "fail" : "info", f);
   done.with("hold", hold).with("lock", name).with("token", token).with("value", is_write ? value : r.value);
@@ -57,6 +57,7 @@ void worker(const workload_options& o, int w, deadbolt::blocking_client& client,
   const std::string name = lock_of(o, w);
   auto lock = client.fenced_lock(name);
   const auto owner = static_cast<std::int64_t>(deadbolt::port::thread_id());
+  const std::string writer = writer_of(client.id(), owner);
   const auto lease = o.lease.count() > 0 ? o.lease : o.watchdog;
   std::minstd_rand random(static_cast<std::uint32_t>(now_ns() ^ (w * 7919)));
   for (int n = 1; !stop; ++n) {
@@ -78,11 +79,11 @@ void worker(const workload_options& o, int w, deadbolt::blocking_client& client,
     record_lease(o, lock, hold, name);
     for (int i = 0; i < o.increments; ++i) {
       std::int64_t value = 0;
-      if (!fenced_step(o, store, hold, name, "read", *token, value)) break;
+      if (!fenced_step(o, store, hold, name, writer, "read", *token, value)) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(random() % (o.work.count() + 1)));
       record_lease(o, lock, hold, name);
       ++value;
-      if (!fenced_step(o, store, hold, name, "write", *token, value)) break;
+      if (!fenced_step(o, store, hold, name, writer, "write", *token, value)) break;
     }
     event(o.process, "invoke", "release").with("hold", hold).with("lock", name).emit();
     lock.unlock(ec);

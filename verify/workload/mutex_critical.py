@@ -13,7 +13,9 @@ Environment: DEADBOLT_FENCING_TOKEN and DEADBOLT_LOCK_NAME (from deadbolt), VERI
 id), VERIFY_LOCK_PORTS (every data node: the lease probe asks them all, as it cannot know which one
 deadbolt uses after a failover), VERIFY_STORE_PORT, VERIFY_WORK_MS (the longest pause between read and write),
 VERIFY_FENCED (0: the store is not given the token, as a resource without fencing; the history still
-records the token the holder had, so the checker sees what the store accepted).
+records the token the holder had, so the checker sees what the store accepted). The writer id the store
+is given with the token is this hold's id: each `deadbolt run` is a holder of its own (its lock field,
+"<client uuid>:<pid>", is too).
 """
 import json
 import os
@@ -99,23 +101,24 @@ def probe_lease(lock_ports, name):
 
 
 def increment(store_port, token, work_ms, fenced_token):
+    writer = HOLD if fenced_token else ""  # unfenced: token 0 and no writer, which nothing refuses
     try:
         store = Redis(store_port, timeout=2.0)
     except OSError as e:
         return emit("fail", "read", token=token, error=f"store: {e}")
     with store:
-        emit("invoke", "read", token=token)
+        emit("invoke", "read", token=token, writer=HOLD)
         try:
-            value = fenced_read(store, fenced_token)
+            value = fenced_read(store, fenced_token, writer=writer)
         except Stale:
             return emit("fail", "read", token=token, error="stale")
         except OSError as e:
             return emit("info", "read", token=token, error=str(e) or type(e).__name__)
         emit("ok", "read", token=token, value=value)
         time.sleep(random.uniform(0, work_ms) / 1000)  # the work; a SIGTERM does not cut it short
-        emit("invoke", "write", token=token, value=value + 1)
+        emit("invoke", "write", token=token, value=value + 1, writer=HOLD)
         try:
-            fenced_write(store, fenced_token, value + 1)
+            fenced_write(store, fenced_token, value + 1, writer=writer)
             emit("ok", "write", token=token, value=value + 1)
         except Stale:
             emit("fail", "write", token=token, value=value + 1, error="stale")
