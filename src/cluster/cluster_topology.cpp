@@ -117,7 +117,8 @@ cluster_topology::cluster_topology(asio::any_io_executor ex, const endpoint& ep,
       pubsub_probe_(std::make_unique<pubsub_query>(*this)),
       tick_timer_(executor_),
       probe_timer_(executor_),
-      observe_(cfg) {
+      observe_(cfg),
+      placement_(*this, cfg.max_cluster_nodes) {
   nodes_.reserve(cfg_.max_cluster_nodes);
   pump();  // the seeds' connections (not started), the pub/sub mode if the config fixes it
 }
@@ -270,18 +271,9 @@ void cluster_topology::log_layout(std::uint16_t from) {
 subscriber& cluster_topology::subscriber_for(std::string_view) {
   if (!subs_) {
     subs_ = std::make_shared<subscriber>(executor_, ep_, std::make_unique<static_addresses>(seeds_), cfg_,
-                                         static_cast<channel_router*>(this));
+                                         &placement_);
   }
   return *subs_;
-}
-
-channel_router::mode cluster_topology::pubsub_mode() const {
-  switch (routing_.pubsub_mode()) {
-    case cluster_routing::pubsub::unknown: return mode::unknown;
-    case cluster_routing::pubsub::classic: return mode::classic;
-    case cluster_routing::pubsub::sharded: return mode::sharded;
-  }
-  return mode::unknown;
 }
 
 void cluster_topology::layout_stale() {

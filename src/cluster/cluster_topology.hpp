@@ -14,7 +14,8 @@
 //
 // Those decisions are cluster_routing's (src/cluster/cluster_routing.hpp, sans-I/O); this is its driver:
 // it owns the node connections, the layout query, the pub/sub probe, two timers and the subscriber,
-// feeds the routing what happened, and carries out the actions it answers.
+// feeds the routing what happened, and carries out the actions it answers. The subscriber's channels
+// are placed by a shard_placement (src/cluster/shard_placement.hpp), which asks this topology where.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include "base/observer.hpp"
 #include "base/key_slot.hpp"
 #include "cluster/cluster_routing.hpp"
+#include "cluster/shard_placement.hpp"
 #include "engine/topology.hpp"
 #include "pubsub/subscriber.hpp"
 #include "wire/connection.hpp"
@@ -70,8 +72,8 @@ class cluster_topology final : public topology, private channel_router, private 
   // cluster_node_usage
   bool busy(std::uint16_t index) const override;
 
-  // channel_router: where the subscriber puts sharded channels.
-  mode pubsub_mode() const override;
+  // channel_router: the routing's answers for the shard placement.
+  cluster_routing::pubsub pubsub_mode() const override { return routing_.pubsub_mode(); }
   const server_address* channel_master(std::string_view channel) const override {
     return routing_.channel_master(channel);
   }
@@ -90,6 +92,7 @@ class cluster_topology final : public topology, private channel_router, private 
   asio::steady_timer probe_timer_;  // the pub/sub probe's answer is bounded
   std::string logged_layout_;       // the layout last logged (only with a log hook at info)
   observer observe_;
+  shard_placement placement_;  // the subscriber's: stopped (in close()) before this goes
   std::shared_ptr<subscriber> subs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // timer handlers check it
   bool pumping_ = false;

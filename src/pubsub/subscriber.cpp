@@ -1,23 +1,42 @@
 #include "pubsub/subscriber.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "base/server_error.hpp"
 #include "deadbolt/error.hpp"
-#include "pubsub/subscriber_link.hpp"
 
 namespace deadbolt::detail {
+
+// (S)SUBSCRIBE / (S)UNSUBSCRIBE for one channel; reused from a pool. On a subscriber connection a
+// command is done once written: the server's confirmation arrives as a push.
+class subscriber::command final : public request {
+ public:
+  explicit command(subscriber& owner) : owner_(owner) {}
+  void prepare(std::string_view verb, std::string_view channel) {
+    verb_ = verb;
+    channel_.assign(channel);
+  }
+  void encode(resp::encoder& e) override { e.command(verb_, channel_); }
+  void on_node(const resp::node&) override {}
+  void on_done(std::error_code) override { owner_.idle_commands_.push_back(this); }
+
+ private:
+  subscriber& owner_;
+  std::string_view verb_;
+  std::string channel_;
+};
 
 subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, const config& cfg)
     : subscriber(ex, ep, std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep)}), cfg) {}
 
 subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, std::unique_ptr<address_source> addresses,
-                       const config& cfg, channel_router* router)
+                       const config& cfg, link_placement* placement)
     : executor_(ex),
       ep_(ep),
       cfg_(cfg),
       observe_(cfg),
-      router_(router),
+      placement_(placement),
       channels_(cfg.max_channels),
       sweep_timer_(ex) {
   slots_.reserve(cfg.max_waiters);
@@ -27,10 +46,9 @@ subscriber::subscriber(asio::any_io_executor ex, const endpoint& ep, std::unique
     free_slots_.push_back(static_cast<std::uint32_t>(cfg.max_waiters - 1 - i));
   }
   for (auto& c : channels_) c.name.reserve(64);
-  links_.reserve(router_ != nullptr ? 1 + cfg.max_cluster_nodes : 1);
-  links_.push_back(std::make_unique<link>(
-      *this, classic_link, false, server_address{},
-      std::make_shared<connection>(ex, ep, std::move(addresses), cfg, connection::role::subscriber)));
+  links_.reserve(placement_ != nullptr ? 1 + cfg.max_cluster_nodes : 1);
+  auto classic = std::make_shared<connection>(ex, ep, std::move(addresses), cfg, connection::role::subscriber);
+  links_.push_back(std::make_unique<link>(*this, classic_link, std::move(classic), "SUBSCRIBE", "UNSUBSCRIBE"));
 }
 
 subscriber::~subscriber() { stop(); }
@@ -38,7 +56,7 @@ subscriber::~subscriber() { stop(); }
 void subscriber::stop() {
   if (stopped_) return;
   stopped_ = true;
-  router_ = nullptr;  // the topology is closing
+  placement_ = nullptr;  // its owner is closing
   sweep_timer_.cancel();
   for (std::uint32_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i].who != nullptr) wake(i, wake_reason::shutdown);
@@ -83,19 +101,12 @@ std::uint32_t subscriber::claim_channel(std::string_view name, wake_policy polic
 
 void subscriber::place(std::uint32_t ch) {
   channel_entry& c = channels_[ch];
-  c.link = home_of(c.name);
+  c.link = placement_ != nullptr ? placement_->home_of(*this, c.name) : classic_link;  // as home_of()
   if (c.link == no_link) {
-    c.state = channel_state::unplaced;  // replace() subscribes it once the router knows where
+    c.state = channel_state::unplaced;  // replace() subscribes it once the placement knows where
     return;
   }
   subscribe(ch);
-}
-
-std::uint16_t subscriber::home_of(std::string_view channel) {
-  if constexpr (with_shards) {
-    if (router_ != nullptr) return sharded_home_of(channel);
-  }
-  return classic_link;
 }
 
 void subscriber::subscribe(std::uint32_t ch) {
@@ -110,7 +121,7 @@ void subscriber::unsubscribe(std::uint32_t ch) {
   send(c.link, false, c.name);
 }
 
-void subscriber::send(std::uint16_t l, bool subscribe, std::string_view channel) {
+void subscriber::send(link_id l, bool subscribe, std::string_view channel) {
   link& to = *links_[l];
   if (!to.started) {
     to.started = true;
@@ -124,11 +135,7 @@ void subscriber::send(std::uint16_t l, bool subscribe, std::string_view channel)
     cmd = idle_commands_.back();
     idle_commands_.pop_back();
   }
-  std::string_view verb = subscribe ? "SUBSCRIBE" : "UNSUBSCRIBE";
-  if constexpr (with_shards) {
-    if (to.sharded) verb = subscribe ? "SSUBSCRIBE" : "SUNSUBSCRIBE";
-  }
-  cmd->prepare(verb, channel);
+  cmd->prepare(subscribe ? to.subscribe_verb : to.unsubscribe_verb, channel);
   to.conn->submit(*cmd);
 }
 
@@ -286,11 +293,11 @@ void subscriber::sweep() {
       free_channel(static_cast<std::uint32_t>(&c - channels_.data()));  // the next connection does not subscribe it
     }
   }
-  if constexpr (with_shards) close_idle_links();
+  if (placement_ != nullptr) placement_->close_idle_links(*this);
   if (more) arm_sweep();
 }
 
-void subscriber::link_connected(std::uint16_t l) {
+void subscriber::link_connected(link_id l) {
   for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
     channel_entry& c = channels_[ch];
     if (c.state == channel_state::free || c.link != l) continue;
@@ -302,21 +309,9 @@ void subscriber::link_connected(std::uint16_t l) {
   }
 }
 
-void subscriber::link_lost(std::uint16_t l) {
-  // Waiters stay parked, bounded by their timers; link_connected() resubscribes and the
-  // confirmations wake them to re-check what they may have missed. A lost master may have failed
-  // over: the router reads the layout again and replace() moves its channels to the new one.
-  if constexpr (with_shards) {
-    if (router_ != nullptr && links_[l]->sharded) router_->layout_stale();
-  }
-}
-
-void subscriber::refused(std::uint16_t l, std::string_view error_text) {
-  if constexpr (with_shards) {
-    if (links_[l]->sharded && router_ != nullptr) return shard_refused(l, error_text);
-  }
-  // Classic: nothing to learn (NOPERM: an ACL user without the channel's grant, ...); waiters fall
-  // back to their timers. The log says why, in the server's words.
+void subscriber::refused(std::string_view error_text) {
+  // Nothing to learn (NOPERM: an ACL user without the channel's grant, ...); waiters fall back to
+  // their timers. The log says why, in the server's words.
   if (!refusal_logged_) {
     refusal_logged_ = true;
     log_refusal(error_text);
@@ -327,14 +322,11 @@ void subscriber::log_refusal(std::string_view error_text) const {
   observe_.log(log_level::warning, "subscription refused: ", server_error_code(error_text), ": ", error_text);
 }
 
-void subscriber::on_push(std::uint16_t l, std::string_view kind, std::string_view channel, std::string_view payload) {
+void subscriber::on_push(link_id l, std::string_view kind, std::string_view channel, std::string_view payload) {
   const std::uint32_t ch = find_channel(channel);
   if (ch == none) return;
   channel_entry& c = channels_[ch];
   if (c.link != l) return;  // from a link the channel has left
-  if constexpr (with_shards) {
-    if (links_[l]->sharded && !kind.empty() && kind.front() == 's') kind.remove_prefix(1);  // smessage, ssubscribe, ...
-  }
   if (kind == "message") {
     ++c.messages;
     std::uint32_t n = 1;
@@ -360,15 +352,7 @@ void subscriber::on_push(std::uint16_t l, std::string_view kind, std::string_vie
     // A message published before the subscription took effect was missed: everyone re-checks.
     wake_channel(ch, c.waiters, wake_reason::resubscribed);
   } else if (kind == "unsubscribe") {
-    if (c.state == channel_state::unsubscribing && c.waiters == 0 && c.contenders == 0) {
-      free_channel(ch);
-    } else if constexpr (with_shards) {
-      if (links_[l]->sharded && c.state == channel_state::subscribed && router_ != nullptr) {
-        // Unasked: the shard gave the channel's slot away. Subscribe where the new layout says.
-        c.state = channel_state::unplaced;
-        router_->layout_stale();
-      }
-    }
+    if (c.state == channel_state::unsubscribing && c.waiters == 0 && c.contenders == 0) free_channel(ch);
   }
 }
 

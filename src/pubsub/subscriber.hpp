@@ -6,10 +6,11 @@
 // for a second or two (a waiter that re-checks and parks again must not pay for a new subscription,
 // nor miss messages while it has none), then a sweep unsubscribes it.
 //
-// Classic pub/sub uses one connection (a single server, or a cluster's seeds: a classic message
-// reaches every node). Sharded pub/sub on a cluster (SSUBSCRIBE) uses one connection ("link") per
-// master that serves a subscribed channel; a channel_router (the cluster topology) says which. The
-// tables are shared by all links, so their capacity is the client's, however many shards there are.
+// Every channel is subscribed on the one classic link (a single server, or a cluster's seeds: a
+// classic message reaches every node), unless a link_placement (pubsub/link_placement.hpp) says
+// otherwise: sharded pub/sub (SSUBSCRIBE) on a cluster uses one link per master that serves a
+// subscribed channel, which the placement opens and closes through the link API below. The tables
+// are shared by all links, so their capacity is the client's, however many links there are.
 #pragma once
 
 #include <chrono>
@@ -18,18 +19,16 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "base/observer.hpp"
 #include "base/server_address.hpp"
 #include "deadbolt/config.hpp"
 #include "deadbolt/port/asio_core.hpp"
+#include "pubsub/link_placement.hpp"
 #include "pubsub/wake_policy.hpp"
 #include "wire/connection.hpp"
-
-#ifndef DEADBOLT_HAS_CLUSTER
-#error "DEADBOLT_HAS_CLUSTER must be defined (src/CMakeLists.txt): it decides which members are built"
-#endif
 
 namespace deadbolt::detail {
 
@@ -48,40 +47,16 @@ class waiter {
   ~waiter() = default;
 };
 
-/// Where a cluster's channels are subscribed (cluster_topology). It calls subscriber::replace()
-/// whenever its answers may have changed: a new layout, the pub/sub mode decided.
-class channel_router {
- public:
-  enum class mode : std::uint8_t { unknown, classic, sharded };
-  /// How channels are subscribed: unknown until the cluster's layout and pub/sub mode are known.
-  virtual mode pubsub_mode() const = 0;
-  /// The master that serves `channel`'s slot in the layout, or null: no layout yet, or no master
-  /// for the slot. Whether a command connection to it is up does not matter.
-  virtual const server_address* channel_master(std::string_view channel) const = 0;
-  /// A shard dropped a subscription, or a link to a master was lost: read the layout again.
-  virtual void layout_stale() = 0;
-  /// A shard refused a subscription with `error_text`. True if it was a redirection (MOVED, ASK,
-  /// TRYAGAIN, CLUSTERDOWN): the router learns from it and calls replace() when it knows more.
-  virtual bool subscription_refused(std::string_view error_text, const server_address& from) = 0;
-
- protected:
-  ~channel_router() = default;
-};
-
 class subscriber final : public std::enable_shared_from_this<subscriber> {
  public:
   subscriber(asio::any_io_executor ex, const endpoint& ep, const config& cfg);
-  /// Classic pub/sub connects where `addresses` says (a cluster's seeds in turn), logging in with
-  /// `ep`'s credentials. With a `router`, its mode decides: classic as above, or sharded on links to
-  /// the masters it names (at most config::max_cluster_nodes of them).
+  /// The classic link connects where `addresses` says (a cluster's seeds in turn), logging in with
+  /// `ep`'s credentials. With a `placement`, it says where each channel goes: the classic link, or links
+  /// it opens (at most config::max_cluster_nodes of them). The placement must outlive the subscriber's
+  /// stop() (its owner calls stop() before it goes).
   subscriber(asio::any_io_executor ex, const endpoint& ep, std::unique_ptr<address_source> addresses,
-             const config& cfg, channel_router* router = nullptr);
+             const config& cfg, link_placement* placement = nullptr);
   ~subscriber();
-
-  /// The router's answers may have changed: every channel not where it should be is subscribed
-  /// there (unsubscribed from where it was), and its waiters re-check once the new subscription holds.
-  /// (Cluster builds only, like every sharded member: src/cluster/subscriber_shards.cpp.)
-  void replace();
 
   /// Parks `w` on `channel` for at most `timeout`. Fails (without parking) with waiter_table_full or
   /// channel_table_full (a contender keeps its place between its waits: a newcomer is refused when
@@ -107,20 +82,32 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   std::size_t waiting() const noexcept { return waiters_in_use_; }
   std::size_t channels() const noexcept { return channels_in_use_; }
 
+  // The link API, for a link_placement and its owner (a subscriber without a placement never uses it).
+  // Defined in subscriber_placement.cpp, with the shard links.
+
+  /// The placement's answers may have changed: every channel not where it should be is subscribed
+  /// there (unsubscribed from where it was), and its waiters re-check once the new subscription holds.
+  void replace();
+  /// A link for sharded pub/sub (SSUBSCRIBE) to `where`, connected when a channel is first subscribed
+  /// on it; no_link if the link table is full. Each call opens a new link: the placement remembers
+  /// which link goes where.
+  link_id open_shard_link(const server_address& where);
+  /// How many channels are on `link`: being subscribed, subscribed or being unsubscribed there, or
+  /// refused there and waiting for a new place.
+  std::size_t channels_on(link_id link) const;
+  /// Closes `link`, one that open_shard_link() opened, if no channel is on it (its id may be given out
+  /// again); false, and nothing done, if a channel is, or it is no such link.
+  bool close_link(link_id link);
+
  private:
-  /// Whether this build has the sharded links (src/cluster/subscriber_shards.cpp). Without them the
-  /// subscriber never refers to the sharded members, which are then declared but not defined.
-  static constexpr bool with_shards = DEADBOLT_HAS_CLUSTER;
   static constexpr std::uint32_t none = 0xffffffffu;
-  static constexpr std::uint16_t no_link = 0xffff;
-  static constexpr std::uint16_t classic_link = 0;
   /// unplaced: wanted, but nobody knows yet where (a cluster without a layout or pub/sub mode).
   enum class channel_state : std::uint8_t { free, unplaced, subscribing, subscribed, unsubscribing };
 
   struct channel_entry {
     std::string name;
     channel_state state = channel_state::free;
-    std::uint16_t link = no_link;  // where it is (being) subscribed
+    link_id link = no_link;  // where it is (being) subscribed
     wake_policy policy = wake_policy::one;
     std::uint32_t waiters = 0;      // parked on it
     std::uint32_t contenders = 0;   // waiters whose operation has not ended (parked or re-checking)
@@ -138,19 +125,74 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
     asio::steady_timer timer;
   };
   class command;
-  struct link;
+  // One subscriber connection; this one is the classic link (SUBSCRIBE). A lost connection changes
+  // nothing here: waiters stay parked, bounded by their timers, and link_connected() resubscribes once
+  // it is back (the confirmations wake them to re-check what they may have missed). Defined here so
+  // that the shard links (subscriber_placement.cpp) derive from it in a unit of their own, which a
+  // program whose subscribers have no placement does not link.
+  struct link : connection_listener, push_handler {
+    link(subscriber& owner, link_id index, std::shared_ptr<connection> c, std::string_view subscribe_verb,
+         std::string_view unsubscribe_verb)
+        : owner(owner),
+          index(index),
+          subscribe_verb(subscribe_verb),
+          unsubscribe_verb(unsubscribe_verb),
+          conn(std::move(c)) {
+      for (auto& part : parts) part.reserve(64);
+      conn->set_listener(this);
+      conn->set_push_handler(this);
+    }
+    virtual ~link() {
+      conn->set_listener(nullptr);
+      conn->set_push_handler(nullptr);
+      conn->stop();
+    }
+
+    void on_connected() override { owner.link_connected(index); }
+    void on_disconnected(std::error_code) override {}
+    void on_push_node(const resp::node& n, bool end_of_reply) override {
+      switch (assemble(n, end_of_reply)) {
+        case arrival::partial: break;
+        case arrival::refused: owner.refused(n.value); break;
+        case arrival::complete: owner.on_push(index, parts[0], parts[1], parts[2]); break;
+      }
+    }
+
+    enum class arrival { partial, refused, complete };
+    /// Adds `n` to the push being assembled in `parts`. An error reply is the server refusing a
+    /// subscription (its words are `n.value`).
+    arrival assemble(const resp::node& n, bool end_of_reply) {
+      if (n.depth == 0) part = 0;
+      if (n.depth == 0 && (n.type == resp::type::simple_error || n.type == resp::type::blob_error)) {
+        return arrival::refused;
+      }
+      if (n.depth == 1 && part < 3) parts[part++].assign(n.value);
+      if (!end_of_reply) return arrival::partial;
+      const bool whole = part == 3;
+      part = 0;
+      return whole ? arrival::complete : arrival::partial;
+    }
+
+    subscriber& owner;
+    link_id index;
+    std::string_view subscribe_verb, unsubscribe_verb;
+    std::shared_ptr<connection> conn;
+    bool started = false;
+    // The push being assembled: kind, channel, payload (copied: nodes are gone after on_push_node).
+    std::string parts[3];
+    std::size_t part = 0;
+  };
+  struct shard_link;
 
   std::uint32_t find_channel(std::string_view name) const;
   std::uint32_t claim_channel(std::string_view name, wake_policy policy);
   /// Subscribes `ch` where it belongs now, or leaves it unplaced.
   void place(std::uint32_t ch);
   /// The link that serves `channel` now (opened on first use), or no_link.
-  std::uint16_t home_of(std::string_view channel);
-  std::uint16_t sharded_home_of(std::string_view channel);
-  std::uint16_t open_link(const server_address& where);
+  link_id home_of(std::string_view channel);
   void subscribe(std::uint32_t ch);
   void unsubscribe(std::uint32_t ch);
-  void send(std::uint16_t link, bool subscribe, std::string_view channel);
+  void send(link_id link, bool subscribe, std::string_view channel);
   void free_channel(std::uint32_t ch);
   void wake(std::uint32_t slot, wake_reason why);
   void wake_channel(std::uint32_t channel, std::uint32_t how_many, wake_reason why);
@@ -161,22 +203,22 @@ class subscriber final : public std::enable_shared_from_this<subscriber> {
   void report_use(table_kind table) const;
   std::error_code table_full(table_kind table, std::error_code ec) const;
 
-  void link_connected(std::uint16_t l);
-  void link_lost(std::uint16_t l);
-  void refused(std::uint16_t l, std::string_view error_text);
-  void shard_refused(std::uint16_t l, std::string_view error_text);
-  /// Logs a refused subscription once, with the server's words (waiters wake by their timers only).
+  // What a link heard. A shard link's news (shard_*, subscriber_placement.cpp) goes to the placement too.
+  void link_connected(link_id l);
+  void on_push(link_id l, std::string_view kind, std::string_view channel, std::string_view payload);
+  /// A subscription refused: logged once (waiters wake by their timers only).
+  void refused(std::string_view error_text);
   void log_refusal(std::string_view error_text) const;
-  void on_push(std::uint16_t l, std::string_view kind, std::string_view channel, std::string_view payload);
-  /// Closes sharded links that no channel uses any more.
-  void close_idle_links();
+  void shard_lost(link_id l);
+  void shard_refused(link_id l, std::string_view error_text);
+  void shard_push(link_id l, std::string_view kind, std::string_view channel, std::string_view payload);
 
   asio::any_io_executor executor_;
   endpoint ep_;  // copies: links are opened as long as the subscriber lives
   config cfg_;
   observer observe_;
-  channel_router* router_;
-  std::vector<std::unique_ptr<link>> links_;  // [classic_link] always; sharded ones after it, null when closed
+  link_placement* placement_;  // null: every channel on the classic link
+  std::vector<std::unique_ptr<link>> links_;  // [classic_link] always; the placement's after it, null when closed
   std::vector<channel_entry> channels_;
   std::vector<waiter_slot> slots_;
   std::vector<std::uint32_t> free_slots_;
