@@ -16,17 +16,6 @@ namespace {
 // services (Azure Managed Redis); any channel answers the same question. Read-only: it counts.
 constexpr std::string_view probe_channel = "deadbolt:pubsub-probe";
 
-std::vector<server_address> seed_addresses(const endpoint& ep) {
-  std::vector<server_address> seeds;
-  for (const auto& s : ep.cluster_seeds) {
-    endpoint one;
-    one.host = s.host;
-    one.port = s.port;
-    seeds.push_back(address_of(one));
-  }
-  return seeds;
-}
-
 cluster_routing_settings routing_settings(const config& cfg) {
   cluster_routing_settings s;
   s.max_nodes = cfg.max_cluster_nodes;
@@ -111,7 +100,7 @@ cluster_topology::cluster_topology(asio::any_io_executor ex, const endpoint& ep,
     : executor_(std::move(ex)),
       ep_(ep),
       cfg_(cfg),
-      seeds_(seed_addresses(ep_)),
+      seeds_(addresses_of(ep_.cluster_seeds)),
       routing_(routing_settings(cfg_), seeds_, *this),
       layout_(std::make_unique<layout_query>(*this)),
       pubsub_probe_(std::make_unique<pubsub_query>(*this)),

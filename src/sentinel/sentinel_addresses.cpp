@@ -148,24 +148,13 @@ std::chrono::milliseconds sentinel_answer_bound(const config& cfg) {
   return std::max(deadline / 4, std::chrono::milliseconds(1));
 }
 
-std::vector<server_address> sentinel_list(const endpoint& ep) {
-  std::vector<server_address> out;
-  for (const auto& s : ep.sentinels) {
-    endpoint one;
-    one.host = s.host;
-    one.port = s.port;
-    out.push_back(address_of(one));
-  }
-  return out;
-}
-
 sentinel_addresses::sentinel_addresses(asio::any_io_executor ex, const endpoint& ep, const config& cfg,
                                        std::shared_ptr<sentinel_preference> preference,
                                        std::shared_ptr<const master_switch> last_switch)
     : executor_(std::move(ex)),
       sentinel_ep_(sentinel_endpoint(ep, cfg)),
       cfg_(cfg),
-      sentinels_(sentinel_list(ep)),
+      sentinels_(addresses_of(ep.sentinels)),
       preference_(preference ? std::move(preference) : std::make_shared<sentinel_preference>()),
       query_(std::make_unique<query>(*this, ep.sentinel_master)),
       replicas_query_(std::make_unique<replicas_query>(*this, ep.sentinel_master)),

@@ -38,7 +38,7 @@ struct master_switch {
 /// Which sentinel the client's sources ask first: the last one that named the master (or the one
 /// after the last one that failed to), shared by them all.
 struct sentinel_preference {
-  std::size_t first = 0;  // index in sentinel_list()
+  std::size_t first = 0;  // index in the URL's sentinels (endpoint::sentinels)
 };
 
 /// How long a sentinel has to answer (connecting and logging in included) before the next one is
@@ -49,8 +49,6 @@ std::chrono::milliseconds sentinel_answer_bound(const config& cfg);
 /// How to talk to the sentinels of `ep` (a redis+sentinel:// endpoint): as plain servers (no ROLE
 /// check, database 0) with config::sentinel_user/password, TLS as the URL says.
 endpoint sentinel_endpoint(const endpoint& ep, const config& cfg);
-/// The sentinels the URL names, in its order.
-std::vector<server_address> sentinel_list(const endpoint& ep);
 
 class sentinel_addresses final : public address_source, private connection_listener {
  public:

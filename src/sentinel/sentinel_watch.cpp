@@ -31,7 +31,7 @@ sentinel_watch::sentinel_watch(asio::any_io_executor ex, const endpoint& ep, con
       view_(view),
       observe_(cfg),
       conn_(std::make_shared<connection>(std::move(ex), sentinel_endpoint(ep, cfg),
-                                         std::make_unique<static_addresses>(sentinel_list(ep)), cfg,
+                                         std::make_unique<static_addresses>(addresses_of(ep.sentinels)), cfg,
                                          connection::role::subscriber)),
       subscribe_(std::make_unique<subscribe_request>()) {
   conn_->set_listener(this);

@@ -35,6 +35,19 @@ server_address address_of(const endpoint& ep) {
   return where;
 }
 
+std::vector<server_address> addresses_of(const std::vector<endpoint::seed>& seeds) {
+  std::vector<server_address> out;
+  out.reserve(seeds.size());
+  for (const auto& s : seeds) {
+    server_address where;
+    where.host = s.host;
+    where.port = s.port;
+    where.numeric = is_ip_literal(s.host);
+    out.push_back(std::move(where));
+  }
+  return out;
+}
+
 bool is_ip_literal(std::string_view host) noexcept {
   std::error_code not_numeric;
   asio::ip::make_address(std::string(host), not_numeric);

@@ -53,6 +53,8 @@ class static_addresses final : public address_source {
 
 /// The address part of a parsed URL (credentials and database stay with the login).
 server_address address_of(const endpoint& ep);
+/// The addresses of a URL's host:port list (a cluster's seeds, the sentinels), in its order.
+std::vector<server_address> addresses_of(const std::vector<endpoint::seed>& seeds);
 
 /// A numeric IPv4/IPv6 address literal (no resolver needed to connect to it).
 bool is_ip_literal(std::string_view host) noexcept;
