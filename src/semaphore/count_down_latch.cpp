@@ -18,10 +18,6 @@ namespace {
 constexpr std::string_view zero_message = "0";
 constexpr std::string_view new_count_message = "1";
 
-wait_outcome value_or_zero(const counter_reading& op) {
-  return wait_outcome::done(op.reply.what == scalar_reply::kind::integer ? op.reply.value : 0);
-}
-
 void encode_get(counter_attempt& op, resp::encoder& e) { e.command("GET", op.names->name); }
 
 const counter_spec try_set_spec{

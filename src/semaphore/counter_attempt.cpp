@@ -168,4 +168,8 @@ op_ref start_permit_acquire(client_core& engine, const std::shared_ptr<const cou
   return core.pools().of<wait_op<counter_attempt>>().take(core)->start(names, *spec, a, nullptr, &done);
 }
 
+wait_outcome value_or_zero(const counter_reading& r) {
+  return wait_outcome::done(r.reply.what == scalar_reply::kind::integer ? r.reply.value : 0);
+}
+
 }  // namespace deadbolt::detail

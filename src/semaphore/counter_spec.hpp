@@ -59,6 +59,10 @@ struct counter_spec {
   const counter_spec* undo;    ///< acquired but cancelled: gives it back (nobody waits for it)
 };
 
+/// A judge shared by the kinds: done with the reply's integer, or 0 when it is nil (a count read, a
+/// release's answer).
+wait_outcome value_or_zero(const counter_reading& r);
+
 /// The specs of each kind's calls, or null (src/semaphore/<kind>.cpp).
 const counter_spec* semaphore_spec(counter_call call);
 const counter_spec* expirable_spec(counter_call call);

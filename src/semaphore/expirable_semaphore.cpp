@@ -31,10 +31,6 @@ bool negative_lease(const counter_args& a, wait_outcome& out) {
 
 std::int64_t expiry(const counter_attempt& op) { return op.args.lease_ms > 0 ? op.now_ms + op.args.lease_ms : never_expires; }
 
-wait_outcome value_or_zero(const counter_reading& op) {
-  return wait_outcome::done(op.reply.what == scalar_reply::kind::integer ? op.reply.value : 0);
-}
-
 void encode_release(counter_attempt& op, resp::encoder& e) {
   begin_script(e, op.req, scripts::permit_release, 3, 4);
   e.bulk(op.names->name).bulk(op.names->channel).bulk(op.names->timeouts);

@@ -30,10 +30,6 @@ bool zero_or_negative_n(const counter_args& a, wait_outcome& out) {
   return true;
 }
 
-wait_outcome value_or_zero(const counter_reading& op) {
-  return wait_outcome::done(op.reply.what == scalar_reply::kind::integer ? op.reply.value : 0);
-}
-
 void encode_with_channel(counter_attempt& op, resp::encoder& e, const script& s) {
   begin_script(e, op.req, s, 2, 2);
   e.bulk(op.names->name).bulk(op.names->channel).bulk(op.args.n).bulk(op.core.settings().publish);
