@@ -1,10 +1,8 @@
 #include "sentinel/sentinel_watch.hpp"
 
-#include <charconv>
-#include <cstdint>
-
 #include "deadbolt/port/hooks.hpp"
 #include "sentinel/sentinel_addresses.hpp"
+#include "sentinel/sentinel_replies.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -98,25 +96,11 @@ void sentinel_watch::on_push_node(const resp::node& n, bool) {
 }
 
 void sentinel_watch::announced(std::string_view payload) {
-  // "<master name> <old ip> <old port> <new ip> <new port>"
-  std::string_view words[5];
-  std::size_t count = 0;
-  for (std::string_view rest = payload; !rest.empty() && count < 5; ++count) {
-    const std::size_t space = rest.find(' ');
-    words[count] = rest.substr(0, space);
-    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
-  }
-  if (count != 5 || words[0] != master_) return;
-  unsigned port = 0;
-  const auto [end, err] = std::from_chars(words[4].data(), words[4].data() + words[4].size(), port);
-  if (err != std::errc() || end != words[4].data() + words[4].size() || port == 0 || port > 65535) return;
-  server_address to;
-  to.host.assign(words[3]);
-  to.port = static_cast<std::uint16_t>(port);
-  to.numeric = is_ip_literal(to.host);
-  observe_.log(log_level::info, "sentinel: master '", master_, "' switched from ", words[1], ":", words[2], " to ",
-               words[3], ":", words[4], ": moving the connections");
-  owner_.on_master_switched(to);
+  master_switch_news news;
+  if (!read_master_switch(payload, master_, news)) return;  // another master's, or not one
+  observe_.log(log_level::info, "sentinel: master '", master_, "' switched from ", news.from_host, ":", news.from_port,
+               " to ", news.to.host, ":", news.to.port, ": moving the connections");
+  owner_.on_master_switched(news.to);
 }
 
 }  // namespace deadbolt::detail
