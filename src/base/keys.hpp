@@ -3,6 +3,7 @@
 // (deadbolt/key_names.hpp); the library's own names are built here.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,9 @@ namespace deadbolt::detail {
 
 using deadbolt::prefix_name;
 using deadbolt::suffix_name;
+
+/// Redisson's score of an expirable semaphore's permit without a lease (its NONEXP; docs/protocol.md §9).
+constexpr std::int64_t never_expires = 922337203685477;
 
 /// redisson_lock__channel:{name}
 inline std::string lock_channel(std::string_view name) { return prefix_name("redisson_lock__channel", name); }

@@ -6,15 +6,13 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "base/keys.hpp"
 #include "base/server_error.hpp"
 #include "deadbolt/error.hpp"
 #include "pipeline/script_call.hpp"
 
 namespace deadbolt::detail {
 namespace {
-
-// Redisson's score of a permit without lease (docs/protocol.md §9).
-constexpr std::int64_t never_expires = 922337203685477;
 
 // The script's reply: {type, pttl, data, queue, deadlines, token, permits, truncated, permit count}.
 enum part : std::size_t { type_part, ttl_part, data_part, queue_part, deadlines_part, token_part, permits_part,

@@ -20,7 +20,7 @@ constexpr std::string_view new_count_message = "1";
 
 void encode_get(counter_attempt& op, resp::encoder& e) { e.command("GET", op.names->name); }
 
-const counter_spec try_set_spec{
+const counter_spec latch_try_set_spec{
     [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::latch_try_set, 2, 3);
       e.bulk(op.names->name).bulk(op.names->channel);
@@ -33,23 +33,23 @@ const counter_spec try_set_spec{
       return true;
     }};
 
-const counter_spec count_down_spec{
+const counter_spec latch_count_down_spec{
     [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::latch_count_down, 2, 2);
       e.bulk(op.names->name).bulk(op.names->channel).bulk(zero_message).bulk(op.core.settings().publish);
     },
     value_or_zero};
 
-const counter_spec delete_spec{
+const counter_spec latch_delete_spec{
     [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::latch_delete, 2, 2);
       e.bulk(op.names->name).bulk(op.names->channel).bulk(new_count_message).bulk(op.core.settings().publish);
     },
     value_or_zero};
 
-const counter_spec count_spec{encode_get, value_or_zero, nullptr, true};
+const counter_spec latch_count_spec{encode_get, value_or_zero, nullptr, true};
 
-const counter_spec await_spec{
+const counter_spec latch_await_spec{
     encode_get,
     [](const counter_reading& op) {
       return op.reply.what == scalar_reply::kind::integer && op.reply.value > 0 ? wait_outcome::busy() : wait_outcome::done(1);
@@ -60,11 +60,11 @@ const counter_spec await_spec{
 
 const counter_spec* latch_spec(counter_call call) {
   switch (call) {
-    case counter_call::latch_try_set: return &try_set_spec;
-    case counter_call::latch_count_down: return &count_down_spec;
-    case counter_call::latch_count: return &count_spec;
-    case counter_call::latch_await: return &await_spec;
-    case counter_call::latch_delete: return &delete_spec;
+    case counter_call::latch_try_set: return &latch_try_set_spec;
+    case counter_call::latch_count_down: return &latch_count_down_spec;
+    case counter_call::latch_count: return &latch_count_spec;
+    case counter_call::latch_await: return &latch_await_spec;
+    case counter_call::latch_delete: return &latch_delete_spec;
     default: return nullptr;
   }
 }

@@ -14,14 +14,13 @@
 //             not re-run: errc::outcome_unknown. A cancelled acquire that got its permit releases it.
 #include <algorithm>
 
+#include "base/keys.hpp"
 #include "deadbolt/error.hpp"
 #include "scripts.hpp"
 #include "semaphore/counter_spec.hpp"
 
 namespace deadbolt::detail {
 namespace {
-
-constexpr std::int64_t never_expires = 922337203685477;  // Redisson's NONEXP score
 
 bool negative_lease(const counter_args& a, wait_outcome& out) {
   if (a.lease_ms >= 0) return false;
@@ -37,9 +36,9 @@ void encode_release(counter_attempt& op, resp::encoder& e) {
   e.bulk(op.args.id.raw()).bulk("1").bulk(op.now_ms).bulk(op.core.settings().publish);
 }
 
-const counter_spec try_release_spec{encode_release, value_or_zero};
+const counter_spec permit_try_release_spec{encode_release, value_or_zero};
 
-const counter_spec release_spec{
+const counter_spec permit_release_spec{
     encode_release, [](const counter_reading& op) {
       return op.reply.what == scalar_reply::kind::integer && op.reply.value == 1
                  ? wait_outcome::done(1)
@@ -47,12 +46,12 @@ const counter_spec release_spec{
     }};
 
 // After a lost acquire reply: is our id in the ZSET?
-const counter_spec verify_spec{
+const counter_spec permit_verify_spec{
     [](counter_attempt& op, resp::encoder& e) { e.command("ZRANK", op.names->timeouts, op.args.id.raw()); },
     [](const counter_reading& op) { return op.reply.what == scalar_reply::kind::nil ? wait_outcome::retry() : wait_outcome::acquired(1); },
     nullptr, true};
 
-const counter_spec acquire_spec{
+const counter_spec permit_acquire_spec{
     [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::permit_acquire, 3, 6);
       e.bulk(op.names->name).bulk(op.names->timeouts).bulk(op.names->channel);
@@ -65,9 +64,9 @@ const counter_spec acquire_spec{
       // The earliest expiry: try again just after it (the script reclaims scores <= now).
       return wait_outcome::busy(std::max<std::int64_t>(op.reply.value - op.now_ms + 1, 1));
     },
-    negative_lease, false, wake_policy::count, &verify_spec, &try_release_spec};
+    negative_lease, false, wake_policy::count, &permit_verify_spec, &permit_try_release_spec};
 
-const counter_spec update_lease_spec{
+const counter_spec permit_update_lease_spec{
     [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::permit_update_lease, 2, 3);
       e.bulk(op.names->name).bulk(op.names->timeouts);
@@ -75,7 +74,7 @@ const counter_spec update_lease_spec{
     },
     value_or_zero, negative_lease};
 
-const counter_spec available_spec{
+const counter_spec permit_available_spec{
     [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::permit_available, 3, 2);
       e.bulk(op.names->name).bulk(op.names->timeouts).bulk(op.names->channel);
@@ -87,11 +86,11 @@ const counter_spec available_spec{
 
 const counter_spec* expirable_spec(counter_call call) {
   switch (call) {
-    case counter_call::permit_acquire: return &acquire_spec;
-    case counter_call::permit_release: return &release_spec;
-    case counter_call::permit_try_release: return &try_release_spec;
-    case counter_call::permit_update_lease: return &update_lease_spec;
-    case counter_call::permit_available: return &available_spec;
+    case counter_call::permit_acquire: return &permit_acquire_spec;
+    case counter_call::permit_release: return &permit_release_spec;
+    case counter_call::permit_try_release: return &permit_try_release_spec;
+    case counter_call::permit_update_lease: return &permit_update_lease_spec;
+    case counter_call::permit_available: return &permit_available_spec;
     default: return nullptr;
   }
 }

@@ -35,11 +35,11 @@ void encode_with_channel(counter_attempt& op, resp::encoder& e, const script& s)
   e.bulk(op.names->name).bulk(op.names->channel).bulk(op.args.n).bulk(op.core.settings().publish);
 }
 
-const counter_spec release_spec{
+const counter_spec semaphore_release_spec{
     [](counter_attempt& op, resp::encoder& e) { encode_with_channel(op, e, scripts::semaphore_release); },
     value_or_zero, zero_or_negative_n};
 
-const counter_spec acquire_spec{
+const counter_spec semaphore_acquire_spec{
     [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::semaphore_try_acquire, 1, 1);
       e.bulk(op.names->name).bulk(op.args.n);
@@ -47,27 +47,27 @@ const counter_spec acquire_spec{
     [](const counter_reading& op) {
       return op.reply.what == scalar_reply::kind::integer && op.reply.value == 1 ? wait_outcome::acquired(1) : wait_outcome::busy();
     },
-    zero_or_negative_n, false, wake_policy::count, nullptr, &release_spec};
+    zero_or_negative_n, false, wake_policy::count, nullptr, &semaphore_release_spec};
 
-const counter_spec try_set_spec{
+const counter_spec semaphore_try_set_spec{
     [](counter_attempt& op, resp::encoder& e) { encode_with_channel(op, e, scripts::semaphore_try_set); },
     value_or_zero, negative_n};
 
 // The permit-expirable semaphore publishes its change differently (lua/permit_add.lua).
-const counter_spec add_spec{
+const counter_spec semaphore_add_spec{
     [](counter_attempt& op, resp::encoder& e) {
       encode_with_channel(op, e, op.names->kind == counter_kind::expirable ? scripts::permit_add : scripts::semaphore_add);
     },
     value_or_zero};
 
-const counter_spec drain_spec{
+const counter_spec semaphore_drain_spec{
     [](counter_attempt& op, resp::encoder& e) {
       begin_script(e, op.req, scripts::semaphore_drain, 1, 0);
       e.bulk(op.names->name);
     },
     value_or_zero};
 
-const counter_spec available_spec{
+const counter_spec semaphore_available_spec{
     [](counter_attempt& op, resp::encoder& e) { e.command("GET", op.names->name); }, value_or_zero, nullptr,
     true};
 
@@ -75,12 +75,12 @@ const counter_spec available_spec{
 
 const counter_spec* semaphore_spec(counter_call call) {
   switch (call) {
-    case counter_call::sem_acquire: return &acquire_spec;
-    case counter_call::sem_release: return &release_spec;
-    case counter_call::sem_try_set: return &try_set_spec;
-    case counter_call::sem_add: return &add_spec;
-    case counter_call::sem_drain: return &drain_spec;
-    case counter_call::sem_available: return &available_spec;
+    case counter_call::sem_acquire: return &semaphore_acquire_spec;
+    case counter_call::sem_release: return &semaphore_release_spec;
+    case counter_call::sem_try_set: return &semaphore_try_set_spec;
+    case counter_call::sem_add: return &semaphore_add_spec;
+    case counter_call::sem_drain: return &semaphore_drain_spec;
+    case counter_call::sem_available: return &semaphore_available_spec;
     default: return nullptr;
   }
 }

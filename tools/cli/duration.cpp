@@ -67,4 +67,9 @@ std::string format_duration(std::chrono::milliseconds d) {
   return buf;
 }
 
+std::int64_t wall_clock_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace deadbolt::cli

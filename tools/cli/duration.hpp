@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,5 +15,9 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 /// "250ms", "1.5s", "2m3s", "1h2m".
 std::string format_duration(std::chrono::milliseconds d);
+
+/// Milliseconds since the Unix epoch: the clock lease ends are written in (Redisson's scripts compare
+/// with it).
+std::int64_t wall_clock_ms();
 
 }  // namespace deadbolt::cli

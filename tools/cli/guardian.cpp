@@ -18,7 +18,7 @@
 namespace deadbolt::cli::guardian {
 namespace {
 
-std::int64_t now_ms() {
+std::int64_t monotonic_ms() {
   timespec t{};
   ::clock_gettime(CLOCK_MONOTONIC, &t);
   return static_cast<std::int64_t>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
@@ -126,7 +126,7 @@ void serve(int control, const command& c) {
   // SIGTERM to every process of the tree, once; SIGKILL to what is left after `kill_after_ms` (the
   // grace by default). A later call may bring the SIGKILL forward (the lease's deadline), never back.
   auto stop_tree = [&](std::int64_t kill_after_ms) {
-    const std::int64_t at = now_ms() + (kill_after_ms < 0 ? c.grace.count() : kill_after_ms);
+    const std::int64_t at = monotonic_ms() + (kill_after_ms < 0 ? c.grace.count() : kill_after_ms);
     if (kill_at < 0 || at < kill_at) kill_at = at;
     if (terminated) return signal_tree(self, child, 0);
     terminated = true;
@@ -152,7 +152,7 @@ void serve(int control, const command& c) {
       left_behind = stop_tree(-1);
       if (left_behind < 0) left_behind = 0;
     }
-    if (kill_at >= 0 && now_ms() >= kill_at) kill_tree(self, child);
+    if (kill_at >= 0 && monotonic_ms() >= kill_at) kill_tree(self, child);
     // Done once COMMAND has ended and nothing of its tree runs any more.
     if (!command_running && !told_ended && signal_tree(self, child, 0) <= 0) {
       tell(control, message::ended, command_status, left_behind);
@@ -165,7 +165,7 @@ void serve(int control, const command& c) {
     // tells us nothing.
     const bool stopping = !told_ended && (!command_running || kill_at >= 0);
     // A SIGKILL due sooner (the lease's deadline) is sent on time, not up to a tick late.
-    const std::int64_t until_kill = kill_at >= 0 ? kill_at - now_ms() : 0;
+    const std::int64_t until_kill = kill_at >= 0 ? kill_at - monotonic_ms() : 0;
     const std::int64_t tick_ms = until_kill > 0 ? std::min<std::int64_t>(20, until_kill) : 20;
     timespec tick{0, static_cast<long>(tick_ms) * 1000 * 1000};
     const int ready = ::ppoll(&p, 1, stopping ? &tick : nullptr, &unblocked);

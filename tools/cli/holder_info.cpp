@@ -13,11 +13,6 @@ namespace {
 
 constexpr std::size_t longest_command = 200;
 
-std::int64_t now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 // One line per field: newlines in a value become spaces.
 void add_field(std::string& out, std::string_view name, std::string_view value) {
   out += name;
@@ -44,7 +39,7 @@ std::string encode_holder_info(const std::vector<std::string>& command) {
   std::string out;
   add_field(out, "host", host);
   add_field(out, "pid", std::to_string(::getpid()));
-  add_field(out, "since", std::to_string(now_ms()));
+  add_field(out, "since", std::to_string(wall_clock_ms()));
   add_field(out, "command", joined);
   return out;
 }
@@ -74,7 +69,7 @@ std::string describe(const holder_info& info) {
   std::string out = "pid " + (info.pid.empty() ? std::string("?") : info.pid);
   if (!info.host.empty()) out += " on " + info.host;
   if (info.since_ms > 0) {
-    const std::int64_t held = now_ms() - info.since_ms;
+    const std::int64_t held = wall_clock_ms() - info.since_ms;
     if (held >= 0) out += ", for " + format_duration(std::chrono::milliseconds(held));
   }
   if (!info.command.empty()) out += ": " + info.command;

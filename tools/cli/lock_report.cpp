@@ -11,11 +11,6 @@
 namespace deadbolt::cli {
 namespace {
 
-std::int64_t now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 // Names and commands come from other people: no control characters reach the terminal.
 std::string shown(const std::string& s) { return fit(s, s.size()); }
 
@@ -44,8 +39,8 @@ void print_holders(const lock_state& s) {
   for (const auto& p : o.permits) {
     std::printf("  permit %s", p.id.hex().c_str());
     if (!p.expires_ms) std::printf("  never expires");
-    else if (*p.expires_ms <= now_ms()) std::printf("  expired");
-    else std::printf("  expires in %s", format_duration(std::chrono::milliseconds(*p.expires_ms - now_ms())).c_str());
+    else if (*p.expires_ms <= wall_clock_ms()) std::printf("  expired");
+    else std::printf("  expires in %s", format_duration(std::chrono::milliseconds(*p.expires_ms - wall_clock_ms())).c_str());
     if (const holder_info* info = info_of(s, p.id.hex())) std::printf("  (%s)", shown(describe(*info)).c_str());
     std::printf("\n");
   }
@@ -116,8 +111,8 @@ void print_text(const std::string& name, const lock_state& s) {
     const auto& q = o.queue[i];
     std::printf("  waiter %s  %s", shown(q.owner).c_str(), i == 0 ? "first, " : "");
     if (!q.deadline_ms) std::printf("no deadline (removed at the next acquire)\n");
-    else if (*q.deadline_ms <= now_ms()) std::printf("its place has lapsed (removed at the next acquire)\n");
-    else std::printf("its place lapses in %s\n", format_duration(std::chrono::milliseconds(*q.deadline_ms - now_ms())).c_str());
+    else if (*q.deadline_ms <= wall_clock_ms()) std::printf("its place has lapsed (removed at the next acquire)\n");
+    else std::printf("its place lapses in %s\n", format_duration(std::chrono::milliseconds(*q.deadline_ms - wall_clock_ms())).c_str());
   }
   if (o.fencing_token) std::printf("  fencing token: %llu\n", static_cast<unsigned long long>(*o.fencing_token));
 }
@@ -173,7 +168,7 @@ void write_json(json& out, const std::string& name, const lock_state& s) {
     out.begin_object();
     out.key("field").string(q.owner);
     out.key("lapses_in_ms");
-    if (q.deadline_ms) out.number(std::max<std::int64_t>(*q.deadline_ms - now_ms(), 0)); else out.null();
+    if (q.deadline_ms) out.number(std::max<std::int64_t>(*q.deadline_ms - wall_clock_ms(), 0)); else out.null();
     out.end_object();
   }
   out.end_array();
