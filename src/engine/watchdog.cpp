@@ -64,7 +64,6 @@ class renew_batch final : public request {
     refusal_ = {};
     reason_size_ = 0;
     lease_.set(dog_.ctx_.settings().watchdog_ms);
-    send_script_body = false;
     syncs_replicas = dog_.ctx_.settings().syncs_replicas;
     route_key = dog_.ctx_.held_locks()[index_[0]].name;  // every key of a batch is on one route
     dog_.ctx_.submit(*this);

@@ -90,7 +90,6 @@ class unlock_op final : public request, public operation {
   void new_latch() { new_unlock_latch(latch_, names_->latch_prefix); }
 
   void transmit() {
-    send_script_body = false;
     syncs_replicas = core_.settings().syncs_replicas;
     now_.set(port::wall_clock_ms());
     reply_.reset();
@@ -203,8 +202,6 @@ class query_op final : public request, public operation {
     now_.set(port::wall_clock_ms());
     sent_ns_ = port::monotonic_ns();
     done_ = &done;
-    runs_script = false;  // set by encode() if it writes a script
-    send_script_body = false;
     reply_.reset();
     core_.submit(*this);
   }
@@ -212,7 +209,6 @@ class query_op final : public request, public operation {
     names_.reset();
     ping_ = true;
     done_ = &done;
-    runs_script = false;
     reply_.reset();
     core_.submit(*this);
   }

@@ -31,6 +31,7 @@ void pipeline::encode_into(std::string& out, request& r) {
   resp::encoder e(out);
   r.awaiting_asking_reply = r.asking;
   if (r.asking) e.command("ASKING");
+  r.runs_script = false;  // encode() says again whether it writes a script (encode_script_call)
   r.encode(e);
   r.replicas_wanted = 0;  // decided when it is written (end_with_wait)
   r.replicas_acked = 0;
@@ -38,6 +39,11 @@ void pipeline::encode_into(std::string& out, request& r) {
 }
 
 void pipeline::submit(request& r, std::int64_t deadline_ns) {
+  r.send_script_body = false;  // every submission starts with EVALSHA; only a NOSCRIPT reply sends the body
+  enqueue(r, deadline_ns);
+}
+
+void pipeline::enqueue(request& r, std::int64_t deadline_ns) {
   // Held behind a WAIT in flight, it is not written before that WAIT answers: allow for it.
   r.deadline_ns = waiting_ ? deadline_ns + wait_allowance_ns() : deadline_ns;
   r.reply_is_noscript = false;
@@ -48,6 +54,7 @@ void pipeline::submit(request& r, std::int64_t deadline_ns) {
 std::int64_t pipeline::wait_allowance_ns() const noexcept { return replicas_.timeout_ms() * 1'000'000; }
 
 void pipeline::submit_handshake(request& r, std::int64_t deadline_ns) {
+  r.send_script_body = false;
   r.deadline_ns = deadline_ns;
   r.reply_is_noscript = false;
   encode_into(handshake_out_, r);
@@ -215,7 +222,7 @@ std::error_code pipeline::complete_front(request& req) {
   if (r->reply_is_noscript) {
     // The script did not run: send it again with its body.
     r->send_script_body = true;
-    submit(*r, r->deadline_ns);
+    enqueue(*r, r->deadline_ns);
     return {};
   }
   r->on_done({});

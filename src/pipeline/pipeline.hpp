@@ -137,6 +137,9 @@ class pipeline {
   bool idle() const noexcept { return queued_.empty() && sent_.empty() && handshake_queued_.empty(); }
 
  private:
+  // Queues `r` as it is (submit() and the NOSCRIPT resend, which keeps send_script_body set).
+  void enqueue(request& r, std::int64_t deadline_ns);
+
   // The WAIT at the end of a write (replica sync), in sent_ after the requests it answers for. Their
   // replies wait for it in synced_; its answer (or the connection's loss) completes them all.
   class shared_wait final : public request {

@@ -27,9 +27,11 @@ class request {
   /// never sent, outcome_unknown / timed_out if it was sent but no reply came.
   virtual void on_done(std::error_code ec) = 0;
 
-  /// Set by requests whose encode() writes EVALSHA (see encode_script_call). A NOSCRIPT reply then
-  /// makes the pipeline set send_script_body and send the request again as EVAL, which also caches
-  /// the script on the server; the request never sees the NOSCRIPT.
+  /// Set by requests whose encode() writes EVALSHA (see encode_script_call; the pipeline clears it
+  /// before each encode). A NOSCRIPT reply then makes the pipeline set send_script_body and send the
+  /// request again as EVAL, which also caches the script on the server; the request never sees the
+  /// NOSCRIPT. Every submission starts with send_script_body cleared by the pipeline: the operations
+  /// reset neither.
   bool runs_script = false;
   bool send_script_body = false;
   /// The key whose node must run the request (a script's first key); empty: any node. Read by the

@@ -48,8 +48,6 @@ void wait_op_base::run(const wait_action& a) {
 }
 
 void wait_op_base::send(const wait_step& s, bool sync) {
-  runs_script = false;  // set again by encode() if it writes a script
-  send_script_body = false;
   // The undo needs no WAIT: a replica that later gets the attempt's write gets the undo's after it.
   syncs_replicas = sync;
   acquires = s.role == step_role::attempt && acquiring_;

@@ -41,21 +41,22 @@ using test_support::cmd;
 // encode EVALSHA, or EVAL once the pipeline asked for the body.
 class fake_request final : public detail::request {
  public:
-  explicit fake_request(std::string name, bool script = false) : name_(std::move(name)) { runs_script = script; }
+  explicit fake_request(std::string name, bool script = false) : name_(std::move(name)), script_(script) {}
 
   std::string bytes() const {
-    if (!runs_script) return cmd("GET", name_);
+    if (!script_) return cmd("GET", name_);
     return send_script_body ? cmd("EVAL", "return 1", 1, name_) : cmd("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, name_);
   }
+  // As encode_script_call: a script's encode says so (runs_script), every time it runs.
   void encode(resp::encoder& e) override {
     ++encodes;
-    if (!runs_script) {
+    if (!script_) {
       e.command("GET", name_);
-    } else if (send_script_body) {
-      e.command("EVAL", "return 1", 1, name_);
-    } else {
-      e.command("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, name_);
+      return;
     }
+    runs_script = true;
+    if (send_script_body) e.command("EVAL", "return 1", 1, name_);
+    else e.command("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, name_);
   }
   void on_node(const resp::node& n) override { nodes.push_back({n.type, n.depth, std::string(n.value)}); }
   void on_done(std::error_code ec) override {
@@ -74,6 +75,7 @@ class fake_request final : public detail::request {
 
  private:
   std::string name_;
+  bool script_ = false;
 };
 
 class fake_push final : public detail::push_handler {
@@ -226,14 +228,21 @@ TEST_CASE("NOSCRIPT makes the pipeline resend the script with its body; the requ
   CHECK(p.idle());
 
   SUBCASE("a second NOSCRIPT (the EVAL itself failed) reaches the request") {
-    retry.send_script_body = true;
     p.submit(retry, far);
     write(p);
+    REQUIRE_FALSE(feed(p, in, "-NOSCRIPT No matching script.\r\n"));
+    CHECK(retry.done == 0);
+    CHECK(write(p) == cmd("EVAL", "return 1", 1, "r"));
     REQUIRE_FALSE(feed(p, in, "-NOSCRIPT still\r\n"));
     CHECK(retry.done == 1);
     REQUIRE(retry.nodes.size() == 1);
     CHECK(retry.nodes[0].type == resp::type::simple_error);
     CHECK(retry.nodes[0].value == "NOSCRIPT still");
+  }
+  SUBCASE("submitted again, a request that was sent with its body starts with EVALSHA") {
+    p.submit(script, far);
+    CHECK(write(p) == cmd("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, "s"));
+    CHECK_FALSE(script.send_script_body);
   }
   SUBCASE("NOSCRIPT to a request that runs no script is an ordinary error reply") {
     p.submit(get, far);
