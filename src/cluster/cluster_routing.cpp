@@ -112,10 +112,10 @@ void cluster_routing::submit(request& r, std::int64_t now_ns) {
   if (!name_fits_one_slot(r.route_key)) {  // its scripts would get CROSSSLOT: refuse before anything runs
     return push(for_request(kind::refuse, r, no_node, errc::cross_slot));
   }
-  r.asking = false;
-  r.redirects = 0;
-  r.redirect_looped = false;
-  r.give_up_ns = 0;
+  r.route_.asking = false;
+  r.route_.redirects = 0;
+  r.route_.redirect_looped = false;
+  r.route_.give_up_ns = 0;
   route(r, false);
 }
 
@@ -153,10 +153,10 @@ void cluster_routing::route(request& r, bool released) {
 }
 
 void cluster_routing::start_waiting(request& r) {
-  if (r.give_up_ns == 0) r.give_up_ns = now_ns_ + settings_.command_timeout_ms * 1'000'000;
+  if (r.route_.give_up_ns == 0) r.route_.give_up_ns = now_ns_ + settings_.command_timeout_ms * 1'000'000;
   // The redirections start again from the slot table: the bound is on redirections without a pause.
-  r.redirects = 0;
-  r.asking = false;
+  r.route_.redirects = 0;
+  r.route_.asking = false;
 }
 
 void cluster_routing::park(request& r) {
@@ -215,7 +215,7 @@ std::error_code cluster_routing::give_up_error(const request& r, std::uint16_t o
   // Never run: the layout never came, the slot's master is unreachable (and no replica has taken
   // over yet), no node served the slot, the cluster said "not now", or the nodes kept sending the
   // command to each other.
-  if (r.redirect_looped) return errc::redirect_loop;
+  if (r.route_.redirect_looped) return errc::redirect_loop;
   if (!layout_known_ && last_refresh_error_) {
     // No node could tell the layout: unreachable seeds are an outage (waits ride it out).
     const bool unreachable = last_refresh_error_.category() != deadbolt_category();
@@ -227,7 +227,7 @@ std::error_code cluster_routing::give_up_error(const request& r, std::uint16_t o
 
 void cluster_routing::tick_one(request& r) {
   const std::uint16_t index = owner_of(r);
-  if (tick_ns_ >= r.give_up_ns) return push(for_request(kind::fail, r, no_node, give_up_error(r, index)));
+  if (tick_ns_ >= r.route_.give_up_ns) return push(for_request(kind::fail, r, no_node, give_up_error(r, index)));
   if (index == no_node || nodes_[index].down) return parked_.push_back(r);
   push(for_request(kind::send, r, index));
 }
@@ -394,23 +394,23 @@ void cluster_routing::redirected(std::uint16_t from, request& r, std::string_vie
     // TRYAGAIN (a multi-key command during a slot's migration) or CLUSTERDOWN: not run; try again soon.
     return back_off(r);
   }
-  if (++r.redirects > max_redirects) {
+  if (++r.route_.redirects > max_redirects) {
     // Nodes that disagree about the slot: for a moment while it changes hands (one node updated,
     // the other not yet), for good if the cluster is misconfigured. Wait, then follow them again.
-    r.redirect_looped = true;
+    r.route_.redirect_looped = true;
     return back_off(r);
   }
   const std::uint16_t target = node_for(where->target);
   if (target == no_node) return push(for_request(kind::fail, r, no_node, errc::node_table_full));
   if (where->what == redirect::kind::moved) {
     slots_->assign(where->slot, target);
-    r.asking = false;
+    r.route_.asking = false;
     // One slot moved: others probably did too. Ask the new owner: it knows its slots for sure, while
     // other nodes (replicas above all) may still answer the layout from before the move.
     if (!refreshing_) refresh_turn_ = target;
     refresh();
   } else {
-    r.asking = true;
+    r.route_.asking = true;
   }
   // A node whose connection is down gets nothing, as in route(): the command waits for it to come
   // back, or for the layout to name another node (an ASK is asked again through the slot's owner).

@@ -29,24 +29,24 @@ pipeline::~pipeline() { fail_all(errc::shutting_down); }
 void pipeline::encode_into(std::string& out, request& r) {
   const std::size_t before = out.size();
   resp::encoder e(out);
-  r.awaiting_asking_reply = r.asking;
-  if (r.asking) e.command("ASKING");
+  r.awaiting_asking_reply_ = r.route_.asking;
+  if (r.route_.asking) e.command("ASKING");
   r.runs_script = false;  // encode() says again whether it writes a script (encode_script_call)
   r.encode(e);
-  r.replicas_wanted = 0;  // decided when it is written (end_with_wait)
-  r.replicas_acked = 0;
-  r.encoded_size = out.size() - before;
+  r.replicas_wanted_ = 0;  // decided when it is written (end_with_wait)
+  r.replicas_acked_ = 0;
+  r.encoded_size_ = out.size() - before;
 }
 
 void pipeline::submit(request& r, std::int64_t deadline_ns) {
-  r.send_script_body = false;  // every submission starts with EVALSHA; only a NOSCRIPT reply sends the body
+  r.send_script_body_ = false;  // every submission starts with EVALSHA; only a NOSCRIPT reply sends the body
   enqueue(r, deadline_ns);
 }
 
 void pipeline::enqueue(request& r, std::int64_t deadline_ns) {
   // Held behind a WAIT in flight, it is not written before that WAIT answers: allow for it.
-  r.deadline_ns = waiting_ ? deadline_ns + wait_allowance_ns() : deadline_ns;
-  r.reply_is_noscript = false;
+  r.deadline_ns_ = waiting_ ? deadline_ns + wait_allowance_ns() : deadline_ns;
+  r.reply_is_noscript_ = false;
   encode_into(out_, r);
   queued_.push_back(r);
 }
@@ -54,9 +54,9 @@ void pipeline::enqueue(request& r, std::int64_t deadline_ns) {
 std::int64_t pipeline::wait_allowance_ns() const noexcept { return replicas_.timeout_ms() * 1'000'000; }
 
 void pipeline::submit_handshake(request& r, std::int64_t deadline_ns) {
-  r.send_script_body = false;
-  r.deadline_ns = deadline_ns;
-  r.reply_is_noscript = false;
+  r.send_script_body_ = false;
+  r.deadline_ns_ = deadline_ns;
+  r.reply_is_noscript_ = false;
   encode_into(handshake_out_, r);
   handshake_queued_.push_back(r);
 }
@@ -86,17 +86,17 @@ void pipeline::end_with_wait() {
   if (wanted == 0) return;
   bool any = false;
   std::int64_t deadline = 0;
-  for (request* r = queued_.front(); r != nullptr; r = r->next_in_queue) {
+  for (request* r = queued_.front(); r != nullptr; r = r->next_in_queue_) {
     if (!r->syncs_replicas) continue;
-    r->replicas_wanted = wanted;
-    r->deadline_ns += wait_allowance_ns();
-    deadline = any ? std::max(deadline, r->deadline_ns) : r->deadline_ns;
+    r->replicas_wanted_ = wanted;
+    r->deadline_ns_ += wait_allowance_ns();
+    deadline = any ? std::max(deadline, r->deadline_ns_) : r->deadline_ns_;
     any = true;
   }
   if (!any) return;
   resp::encoder(writing_buffer_).command("WAIT", wanted, replicas_.timeout_ms());
   wait_.acked = 0;
-  wait_.deadline_ns = deadline;  // stuck once every request it answers for is past its deadline
+  wait_.deadline_ns_ = deadline;  // stuck once every request it answers for is past its deadline
   queued_.push_back(wait_);
   waiting_ = true;
   role_follows_ = replicas_.role_after_wait();
@@ -105,7 +105,7 @@ void pipeline::end_with_wait() {
   // promoted, and then what the others acknowledged is lost to the new master (replica_roster).
   resp::encoder(writing_buffer_).command("ROLE");
   wait_role_.role.reset();
-  wait_role_.deadline_ns = deadline;
+  wait_role_.deadline_ns_ = deadline;
   queued_.push_back(wait_role_);
 }
 
@@ -148,10 +148,10 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
     }
     return {};
   }
-  if (r->awaiting_asking_reply) {
+  if (r->awaiting_asking_reply_) {
     // The answer to the ASKING written ahead of it (+OK; an error makes the command itself fail).
     if (n.depth != 0 || !end_of_reply) return errc::protocol_error;
-    r->awaiting_asking_reply = false;
+    r->awaiting_asking_reply_ = false;
     return {};
   }
   if (redirect_ != nullptr && is_cluster_redirect(n)) {
@@ -162,15 +162,15 @@ std::error_code pipeline::route(const resp::node& n, bool end_of_reply) {
     redirect_->on_redirect(*r, n.value);
     return {};
   }
-  if (n.depth == 0 && r->runs_script && !r->send_script_body && is_noscript(n)) {
-    r->reply_is_noscript = true;
+  if (n.depth == 0 && r->runs_script && !r->send_script_body_ && is_noscript(n)) {
+    r->reply_is_noscript_ = true;
   }
-  if (!r->reply_is_noscript) {
+  if (!r->reply_is_noscript_) {
     if (errors_ != nullptr && n.depth == 0 && resp::is_error(n.type)) errors_->on_error_reply(*r, n.value);
     r->on_node(n);
   }
   if (!end_of_reply) return {};
-  if (r->replicas_wanted > 0 && !r->reply_is_noscript) {
+  if (r->replicas_wanted_ > 0 && !r->reply_is_noscript_) {
     sent_.pop_front();
     synced_.push_back(*r);  // done once the WAIT written after it answers
     return {};
@@ -211,7 +211,7 @@ void pipeline::complete_synced(std::error_code ec, std::int32_t acked) {
   request_queue answered;
   answered.splice_back(synced_);
   while (request* r = answered.pop_front()) {
-    if (!ec) r->replicas_acked = acked;
+    if (!ec) r->replicas_acked_ = acked;
     r->on_done(ec);
   }
 }
@@ -219,10 +219,10 @@ void pipeline::complete_synced(std::error_code ec, std::int32_t acked) {
 std::error_code pipeline::complete_front(request& req) {
   request* r = &req;
   sent_.pop_front();
-  if (r->reply_is_noscript) {
+  if (r->reply_is_noscript_) {
     // The script did not run: send it again with its body.
-    r->send_script_body = true;
-    enqueue(*r, r->deadline_ns);
+    r->send_script_body_ = true;
+    enqueue(*r, r->deadline_ns_);
     return {};
   }
   r->on_done({});
@@ -265,21 +265,21 @@ bool pipeline::expire(std::int64_t now_ns, std::error_code unsent_error) {
   // expired ones are dropped from the front.
   request_queue expired;
   std::size_t drop = 0;
-  while (!queued_.empty() && queued_.front()->deadline_ns <= now_ns) {
+  while (!queued_.empty() && queued_.front()->deadline_ns_ <= now_ns) {
     request* r = queued_.pop_front();
-    drop += r->encoded_size;
+    drop += r->encoded_size_;
     expired.push_back(*r);
   }
   out_.erase(0, drop);
   while (request* r = expired.pop_front()) r->on_done(unsent_error);
   const request* oldest_sent = sent_.front();
-  return oldest_sent != nullptr && oldest_sent->deadline_ns <= now_ns;
+  return oldest_sent != nullptr && oldest_sent->deadline_ns_ <= now_ns;
 }
 
 std::int64_t pipeline::next_deadline() const noexcept {
   std::int64_t next = 0;
   for (const request* r : {sent_.front(), queued_.front(), handshake_queued_.front()}) {
-    if (r != nullptr && (next == 0 || r->deadline_ns < next)) next = r->deadline_ns;
+    if (r != nullptr && (next == 0 || r->deadline_ns_ < next)) next = r->deadline_ns_;
   }
   return next;
 }

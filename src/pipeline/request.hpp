@@ -27,49 +27,70 @@ class request {
   /// never sent, outcome_unknown / timed_out if it was sent but no reply came.
   virtual void on_done(std::error_code ec) = 0;
 
-  /// Set by requests whose encode() writes EVALSHA (see encode_script_call; the pipeline clears it
-  /// before each encode). A NOSCRIPT reply then makes the pipeline set send_script_body and send the
-  /// request again as EVAL, which also caches the script on the server; the request never sees the
-  /// NOSCRIPT. Every submission starts with send_script_body cleared by the pipeline: the operations
-  /// reset neither.
+  // ---- What the operation says (set before each submission; nobody else writes these) ----
+
+  /// Set by encode() when it writes EVALSHA (encode_script_call; the pipeline clears it before each
+  /// encode). A NOSCRIPT reply then makes the pipeline send the request again as EVAL (see
+  /// send_script_body()), which also caches the script on the server; the request never sees the
+  /// NOSCRIPT.
   bool runs_script = false;
-  bool send_script_body = false;
   /// The key whose node must run the request (a script's first key); empty: any node. Read by the
   /// topology in submit() only.
   std::string_view route_key;
-
   /// Replica sync (config::replica_sync): when its server has replicas, the connection ends the write
-  /// that carries the command with a WAIT (shared by every such command in that write), and keeps the
+  /// that carries the command with a WAIT (shared by every such command in that write), and tells the
   /// answer below. Set by the operations whose scripts write a hold (acquire, unlock, renewal), and
   /// by a check that writes a found hold again to confirm it (a lock's refresh).
   bool syncs_replicas = false;
-  /// Set before on_done(): how many replicas the WAIT asked for (0: no WAIT was written), and how many
-  /// acknowledged the command's writes in time (-1: the server refused WAIT).
-  std::int32_t replicas_wanted = 0;
-  std::int32_t replicas_acked = 0;
-  /// Asked for replicas, and none acknowledged: a failover now could lose what the command wrote.
-  bool replicas_unsynced() const noexcept { return replicas_wanted > 0 && replicas_acked == 0; }
-
   /// Set by the operations on an acquire's attempt (it takes a hold or permits). Behind Sentinel such
   /// a request waits while what the client knows of the master is too old, until the sentinels were
   /// asked and ROLE confirmed it (src/sentinel/sentinel_view.hpp).
   bool acquires = false;
 
-  /// Cluster: write ASKING right before the command (a redirection by ASK, for one resend).
-  bool asking = false;
-  /// Cluster: how many times the command was redirected without a pause (the topology bounds it).
-  std::uint8_t redirects = 0;
-  /// Cluster: the redirections went round in a loop at least once (the error if the wait runs out).
-  bool redirect_looped = false;
-  /// Cluster: when the topology stops waiting for the slot to be served (set when it first waits).
-  std::int64_t give_up_ns = 0;
+  // ---- What the transport tells it (written by the pipeline or the cluster routing only) ----
 
-  // Owned by the pipeline while queued.
-  request* next_in_queue = nullptr;
-  std::int64_t deadline_ns = 0;
-  std::size_t encoded_size = 0;
-  bool reply_is_noscript = false;
-  bool awaiting_asking_reply = false;
+  /// Send the script's body (EVAL) rather than its hash: set by the pipeline after a NOSCRIPT, for
+  /// the resend; every submission starts without it.
+  bool send_script_body() const noexcept { return send_script_body_; }
+  /// Before on_done(): how many replicas the WAIT asked for (0: no WAIT was written), and how many
+  /// acknowledged the command's writes in time (-1: the server refused WAIT).
+  std::int32_t replicas_wanted() const noexcept { return replicas_wanted_; }
+  std::int32_t replicas_acked() const noexcept { return replicas_acked_; }
+  /// Asked for replicas, and none acknowledged: a failover now could lose what the command wrote.
+  bool replicas_unsynced() const noexcept { return replicas_wanted_ > 0 && replicas_acked_ == 0; }
+  /// When the pipeline fails it unanswered (or a gate holding it before the pipeline does).
+  std::int64_t deadline_ns() const noexcept { return deadline_ns_; }
+
+  /// Cluster: the routing's record of the request (src/cluster/cluster_routing.hpp).
+  struct route_record {
+    /// Write ASKING right before the command (a redirection by ASK, for one resend).
+    bool asking = false;
+    /// How many times the command was redirected without a pause (the routing bounds it).
+    std::uint8_t redirects = 0;
+    /// The redirections went round in a loop at least once (the error if the wait runs out).
+    bool redirect_looped = false;
+    /// When the routing stops waiting for the slot to be served (set when it first waits).
+    std::int64_t give_up_ns = 0;
+  };
+  const route_record& route() const noexcept { return route_; }
+
+ private:
+  friend class pipeline;        // its record below, send_script_body_, the replicas' answer
+  friend class request_queue;   // next_in_queue_
+  friend class cluster_routing; // route_
+  friend class sentinel_gate;   // deadline_ns_ of the requests it holds before the pipeline
+  friend struct request_test_access;  // the socket-free suites (tests/core/), which script these
+
+  route_record route_;
+  bool send_script_body_ = false;
+  std::int32_t replicas_wanted_ = 0;
+  std::int32_t replicas_acked_ = 0;
+  // The pipeline's record while it holds the request.
+  request* next_in_queue_ = nullptr;
+  std::int64_t deadline_ns_ = 0;
+  std::size_t encoded_size_ = 0;
+  bool reply_is_noscript_ = false;
+  bool awaiting_asking_reply_ = false;
 
  protected:
   ~request() = default;
@@ -81,28 +102,28 @@ class request_queue {
   bool empty() const noexcept { return head_ == nullptr; }
   request* front() const noexcept { return head_; }
   void push_back(request& r) noexcept {
-    r.next_in_queue = nullptr;
-    if (tail_) tail_->next_in_queue = &r; else head_ = &r;
+    r.next_in_queue_ = nullptr;
+    if (tail_) tail_->next_in_queue_ = &r; else head_ = &r;
     tail_ = &r;
   }
   void push_front(request& r) noexcept {
-    r.next_in_queue = head_;
+    r.next_in_queue_ = head_;
     head_ = &r;
     if (!tail_) tail_ = &r;
   }
   request* pop_front() noexcept {
     request* r = head_;
     if (r) {
-      head_ = r->next_in_queue;
+      head_ = r->next_in_queue_;
       if (!head_) tail_ = nullptr;
-      r->next_in_queue = nullptr;
+      r->next_in_queue_ = nullptr;
     }
     return r;
   }
   /// Moves all of `other` to the back of this queue.
   void splice_back(request_queue& other) noexcept {
     if (other.empty()) return;
-    if (tail_) tail_->next_in_queue = other.head_; else head_ = other.head_;
+    if (tail_) tail_->next_in_queue_ = other.head_; else head_ = other.head_;
     tail_ = other.tail_;
     other.head_ = other.tail_ = nullptr;
   }

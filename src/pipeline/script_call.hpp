@@ -17,7 +17,7 @@ namespace deadbolt::detail {
 inline void begin_script(resp::encoder& e, request& r, const script& s, std::size_t keys, std::size_t args) {
   r.runs_script = true;
   e.array(3 + keys + args);
-  if (r.send_script_body) {
+  if (r.send_script_body()) {
     e.bulk("EVAL").bulk(s.body);
   } else {
     e.bulk("EVALSHA").bulk(s.sha1);

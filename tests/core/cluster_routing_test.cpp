@@ -260,8 +260,8 @@ TEST_CASE("cluster routing: requests wait for the layout, then go to their slot'
   // Known from now on: routed at once.
   h.submit(d);
   CHECK(h.actions() == "send d>1");
-  CHECK(a.give_up_ns == h.now + 3000 * ms);  // it waited: its give-up time was set
-  CHECK(d.give_up_ns == 0);
+  CHECK(a.route().give_up_ns == h.now + 3000 * ms);  // it waited: its give-up time was set
+  CHECK(d.route().give_up_ns == 0);
 }
 
 TEST_CASE("cluster routing: a server without CLUSTER SHARDS is asked CLUSTER SLOTS, the same node") {
@@ -285,8 +285,8 @@ TEST_CASE("cluster routing: a migration: MOVED resends at once to the new owner,
   const auto slot = std::to_string(detail::key_slot(low_key));
   h.redirect(0, r, "MOVED " + slot + " 127.0.0.1:7002");
   CHECK(h.actions() == "open 2 127.0.0.1:7002, ask 2 shards, send r>2");
-  CHECK_FALSE(r.asking);
-  CHECK(r.redirects == 1);
+  CHECK_FALSE(r.route().asking);
+  CHECK(r.route().redirects == 1);
   // The moved slot is the new owner's at once; the others wait for the layout.
   CHECK(h.core->node_of(low_key) == 2);
   CHECK(h.core->node_of(low_key2) == 0);
@@ -310,17 +310,17 @@ TEST_CASE("cluster routing: ASK resends once with ASKING, and moves no slot") {
   const auto slot = std::to_string(detail::key_slot(high_key));
   h.redirect(1, r, "ASK " + slot + " 127.0.0.1:7002");
   CHECK(h.actions() == "open 2 127.0.0.1:7002, send r>2");  // no layout query: nothing moved yet
-  CHECK(r.asking);
+  CHECK(r.route().asking);
   CHECK(h.core->node_of(high_key) == 1);
   // The importing node sends it back (the migration ended the other way): no ASKING for the next hop.
   h.redirect(2, r, "MOVED " + slot + " 127.0.0.1:7001");
   CHECK(h.actions() == "ask 1 shards, send r>1");
-  CHECK_FALSE(r.asking);
+  CHECK_FALSE(r.route().asking);
   // A new request for the slot goes to the owner again, without ASKING.
   test_request next("next", high_key);
   h.submit(next);
   CHECK(h.actions() == "send next>1");
-  CHECK_FALSE(next.asking);
+  CHECK_FALSE(next.route().asking);
 
   SUBCASE("an ASK target that is down: the request waits, and forgets the ASK") {
     h.redirect(1, next, "ASK " + slot + " 127.0.0.1:7002");
@@ -330,16 +330,16 @@ TEST_CASE("cluster routing: ASK resends once with ASKING, and moves no slot") {
     CHECK(h.actions().empty());  // the layout is being asked of node 1 already
     h.redirect(1, next, "ASK " + slot + " 127.0.0.1:7002");
     CHECK(h.actions() == "tick 100ms");
-    CHECK_FALSE(next.asking);
-    CHECK(next.redirects == 0);
+    CHECK_FALSE(next.route().asking);
+    CHECK(next.route().redirects == 0);
   }
   SUBCASE("a resubmitted request starts without ASKING") {
     h.redirect(1, next, "ASK " + slot + " 127.0.0.1:7002");
-    REQUIRE(next.asking);
+    REQUIRE(next.route().asking);
     h.submit(next);
     CHECK(h.actions() == "send next>2, send next>1");
-    CHECK_FALSE(next.asking);
-    CHECK(next.redirects == 0);
+    CHECK_FALSE(next.route().asking);
+    CHECK(next.route().redirects == 0);
   }
 }
 
@@ -358,16 +358,16 @@ TEST_CASE("cluster routing: redirections that go round in a loop back off, and e
     const bool odd = i % 2 == 1;
     h.redirect(odd ? 0 : 1, r, odd ? to_1 : to_0);
     CHECK(h.actions() == (odd ? "send r>1" : "send r>0"));
-    CHECK(r.redirects == i);
+    CHECK(r.route().redirects == i);
   }
-  CHECK_FALSE(r.redirect_looped);
+  CHECK_FALSE(r.route().redirect_looped);
   h.redirect(1, r, to_0);  // one too many: not resent now
   CHECK(h.actions() == "tick 100ms");
-  CHECK(r.redirect_looped);
-  CHECK(r.redirects == 0);
+  CHECK(r.route().redirect_looped);
+  CHECK(r.route().redirects == 0);
   CHECK(r.done == 0);
   const std::int64_t first_wait = h.now;
-  CHECK(r.give_up_ns == first_wait + 3000 * ms);
+  CHECK(r.route().give_up_ns == first_wait + 3000 * ms);
   // The tick resends it, with a fresh count: the bound is on redirections without a pause.
   h.tick_after(100);
   CHECK(h.actions() == "send r>1");  // the slot's owner as the last MOVED that was followed said
@@ -377,7 +377,7 @@ TEST_CASE("cluster routing: redirections that go round in a loop back off, and e
   }
   h.redirect(0, r, to_1);
   CHECK(h.actions() == "tick 100ms");
-  CHECK(r.give_up_ns == first_wait + 3000 * ms);  // the first wait's, not the last one's
+  CHECK(r.route().give_up_ns == first_wait + 3000 * ms);  // the first wait's, not the last one's
   h.now = first_wait + 2999 * ms;
   h.core->tick(h.now);
   CHECK(h.actions() == "send r>0");  // nothing else waits: no tick armed

@@ -19,6 +19,7 @@
 #include "deadbolt/resp/read_buffer.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/request.hpp"
+#include "request_test_access.hpp"
 
 #include "support/encoded_command.hpp"
 
@@ -45,7 +46,7 @@ class fake_request final : public detail::request {
 
   std::string bytes() const {
     if (!script_) return cmd("GET", name_);
-    return send_script_body ? cmd("EVAL", "return 1", 1, name_) : cmd("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, name_);
+    return send_script_body() ? cmd("EVAL", "return 1", 1, name_) : cmd("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, name_);
   }
   // As encode_script_call: a script's encode says so (runs_script), every time it runs.
   void encode(resp::encoder& e) override {
@@ -55,7 +56,7 @@ class fake_request final : public detail::request {
       return;
     }
     runs_script = true;
-    if (send_script_body) e.command("EVAL", "return 1", 1, name_);
+    if (send_script_body()) e.command("EVAL", "return 1", 1, name_);
     else e.command("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, name_);
   }
   void on_node(const resp::node& n) override { nodes.push_back({n.type, n.depth, std::string(n.value)}); }
@@ -213,7 +214,7 @@ TEST_CASE("NOSCRIPT makes the pipeline resend the script with its body; the requ
   REQUIRE_FALSE(feed(p, in, "-NOSCRIPT No matching script. Please use EVAL.\r\n+OK\r\n", 5));
   CHECK(script.done == 0);
   CHECK(script.nodes.empty());
-  CHECK(script.send_script_body);
+  CHECK(script.send_script_body());
   CHECK(plain.done == 1);
 
   // Sent again, as EVAL.
@@ -242,7 +243,7 @@ TEST_CASE("NOSCRIPT makes the pipeline resend the script with its body; the requ
   SUBCASE("submitted again, a request that was sent with its body starts with EVALSHA") {
     p.submit(script, far);
     CHECK(write(p) == cmd("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, "s"));
-    CHECK_FALSE(script.send_script_body);
+    CHECK_FALSE(script.send_script_body());
   }
   SUBCASE("NOSCRIPT to a request that runs no script is an ordinary error reply") {
     p.submit(get, far);
@@ -260,7 +261,7 @@ TEST_CASE("NOSCRIPT makes the pipeline resend the script with its body; the requ
     CHECK_FALSE(s2.error);
     REQUIRE(s2.nodes.size() == 1);
     CHECK(s2.nodes[0].value == "ERR boom");
-    CHECK_FALSE(s2.send_script_body);
+    CHECK_FALSE(s2.send_script_body());
   }
 }
 
@@ -644,7 +645,7 @@ TEST_CASE("an ASK resend writes ASKING right before the command and its answer r
   p.end_handshake();
   resp::read_buffer in(4096);
   fake_request before("b"), asked("a"), after("c");
-  asked.asking = true;
+  detail::request_test_access::set_asking(asked, true);
   for (fake_request* r : {&before, &asked, &after}) p.submit(*r, far);
   CHECK(write(p) == cmd("GET", "b") + cmd("ASKING") + cmd("GET", "a") + cmd("GET", "c"));
   REQUIRE_FALSE(feed(p, in, "$2\r\nvb\r\n+OK\r\n$2\r\nva\r\n$2\r\nvc\r\n", 1));
@@ -656,7 +657,7 @@ TEST_CASE("an ASK resend writes ASKING right before the command and its answer r
 
   // Re-encoded after a dropped connection: ASKING again.
   fake_request again("r");
-  again.asking = true;
+  detail::request_test_access::set_asking(again, true);
   p.submit(again, far);
   p.connection_lost(errc::outcome_unknown);
   p.end_handshake();
@@ -679,9 +680,9 @@ TEST_CASE("replica sync: one WAIT ends a write with synced requests; its answer 
   p.submit(plain, far);
   p.submit(later, far);
   CHECK(write(p) == early.bytes() + plain.bytes() + later.bytes() + cmd("WAIT", 1, 250));
-  CHECK(early.deadline_ns == far + 250'000'000);  // WAIT's own wait is allowed for
-  CHECK(later.deadline_ns == far + 250'000'000);
-  CHECK(plain.deadline_ns == far);
+  CHECK(early.deadline_ns() == far + 250'000'000);  // WAIT's own wait is allowed for
+  CHECK(later.deadline_ns() == far + 250'000'000);
+  CHECK(plain.deadline_ns() == far);
   CHECK(p.waiting_for_replicas());
 
   REQUIRE_FALSE(feed(p, in, ":1\r\n$1\r\nv\r\n:1\r\n", 1));
@@ -691,7 +692,7 @@ TEST_CASE("replica sync: one WAIT ends a write with synced requests; its answer 
   REQUIRE_FALSE(feed(p, in, ":0\r\n", 1));
   CHECK(early.done == 1);
   CHECK(early.nodes.size() == 1);  // the script's reply only
-  CHECK(early.replicas_wanted == 1);
+  CHECK(early.replicas_wanted() == 1);
   CHECK(early.replicas_unsynced());
   CHECK(later.done == 1);
   CHECK(later.replicas_unsynced());
@@ -706,9 +707,9 @@ TEST_CASE("replica sync: one WAIT ends a write with synced requests; its answer 
   p.submit(read, far);
   CHECK(write(p) == again.bytes() + read.bytes() + cmd("WAIT", 1, 250));
   REQUIRE_FALSE(feed(p, in, ":1\r\n$1\r\nv\r\n:1\r\n"));
-  CHECK(again.replicas_acked == 1);
+  CHECK(again.replicas_acked() == 1);
   CHECK_FALSE(again.replicas_unsynced());
-  CHECK(read.replicas_wanted == 0);  // not a synced request: the WAIT is none of its business
+  CHECK(read.replicas_wanted() == 0);  // not a synced request: the WAIT is none of its business
 }
 
 TEST_CASE("replica sync: a WAIT in flight holds what is queued behind it, which shares the next WAIT and is not stuck") {
@@ -734,7 +735,7 @@ TEST_CASE("replica sync: a WAIT in flight holds what is queued behind it, which 
     held += rs[static_cast<std::size_t>(i)]->bytes();
   }
   CHECK_FALSE(p.can_write());  // the server runs nothing of ours before the WAIT answers
-  CHECK(rs[7]->deadline_ns == timeout_ns + wait_ns);  // held behind that WAIT: allowed for
+  CHECK(rs[7]->deadline_ns() == timeout_ns + wait_ns);  // held behind that WAIT: allowed for
 
   REQUIRE_FALSE(feed(p, in, ":1\r\n"));  // the script's reply; the WAIT runs its timeout out
   CHECK_FALSE(p.expire(timeout_ns + wait_ns - 1, errc::timed_out));
@@ -743,7 +744,7 @@ TEST_CASE("replica sync: a WAIT in flight holds what is queued behind it, which 
   CHECK(rs[0]->replicas_unsynced());
   // The seven held ones go together, with one WAIT: each waits two WAITs at most, not eight.
   CHECK(write(p) == held + cmd("WAIT", 1, 1000));
-  CHECK(rs[7]->deadline_ns == timeout_ns + 2 * wait_ns);
+  CHECK(rs[7]->deadline_ns() == timeout_ns + 2 * wait_ns);
   REQUIRE_FALSE(feed(p, in, ":1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n"));
   CHECK_FALSE(p.expire(timeout_ns + 2 * wait_ns - 1, errc::timed_out));  // blocked in WAIT, not stuck
   for (const auto& r : rs) CHECK(r->error == std::error_code());
@@ -777,7 +778,7 @@ TEST_CASE("replica sync: a redirected or NOSCRIPT request leaves the WAIT to the
   CHECK(after.nodes.size() == 1);
   CHECK(after.nodes[0].value == "v");
   CHECK(synced.done == 1);
-  CHECK(synced.replicas_acked == 1);
+  CHECK(synced.replicas_acked() == 1);
   CHECK(noscript.done == 0);  // sent again with its body, and a WAIT of its own
   CHECK(write(p) == cmd("EVAL", "return 1", 1, "n") + cmd("WAIT", 1, 100));
   REQUIRE_FALSE(feed(p, in, ":1\r\n-ERR unknown command 'WAIT'\r\n"));
@@ -796,7 +797,7 @@ TEST_CASE("replica sync: automatic mode with a refused WAIT stops asking; a conn
   p.submit(first, far);
   write(p);
   REQUIRE_FALSE(feed(p, in, ":1\r\n-ERR unknown command 'WAIT'\r\n"));
-  CHECK(first.replicas_acked == -1);  // not checked
+  CHECK(first.replicas_acked() == -1);  // not checked
   CHECK_FALSE(first.replicas_unsynced());
   p.submit(second, far);
   CHECK(write(p) == second.bytes());  // no WAIT any more on this connection
@@ -915,7 +916,7 @@ TEST_CASE("replica sync: a ROLE follows each WAIT; a replica the master no longe
   CHECK_FALSE(p.can_write());
   REQUIRE_FALSE(feed(p, in, master_role({6380, 6381}), 3));
   CHECK(first.done == 1);
-  CHECK(first.replicas_acked == 1);
+  CHECK(first.replicas_acked() == 1);
   CHECK_FALSE(first.replicas_unsynced());
   CHECK(first.nodes.size() == 1);  // neither the WAIT's answer nor the ROLE's reach it
   CHECK_FALSE(p.waiting_for_replicas());
@@ -926,7 +927,7 @@ TEST_CASE("replica sync: a ROLE follows each WAIT; a replica the master no longe
   CHECK(write(p) == promoted.bytes() + cmd("WAIT", 1, 250) + cmd("ROLE"));
   REQUIRE_FALSE(feed(p, in, ":1\r\n:1\r\n" + master_role({6381})));
   CHECK(promoted.done == 1);
-  CHECK(promoted.replicas_wanted == 1);
+  CHECK(promoted.replicas_wanted() == 1);
   CHECK(promoted.replicas_unsynced());  // acknowledged, but not counted
   CHECK_FALSE(p.replicas().roster().trusted());
   const auto* ask = p.replicas().roster().ask_due(0);  // the connection asks 6380 what it is now
