@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "base/server_error.hpp"
 #include "scripts.hpp"
 
 namespace deadbolt {
@@ -55,9 +56,7 @@ std::optional<std::uint64_t> token_of(const reply& r) {
 std::error_code read_fenced_reply(const reply& r, fenced_result& out) {
   if (r.is_error()) {
     out.error = r.text;
-    if (r.text.rfind("WRONGTYPE", 0) == 0) return make_error_code(errc::wrong_type);
-    if (r.text.rfind("NOPERM", 0) == 0) return make_error_code(errc::permission_denied);
-    return make_error_code(errc::server_error);
+    return server_error_code(r.text);  // one place reads error replies (base/server_error)
   }
   // {1, newest, value?} accepted; {0, newest} refused.
   if (r.elements.size() < 2 || !r.elements[0].as_int()) return make_error_code(errc::protocol_error);

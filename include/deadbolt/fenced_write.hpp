@@ -72,9 +72,10 @@ namespace detail {
 /// an empty writer.
 std::error_code fenced_command(std::string_view key, std::uint64_t token, const std::optional<std::string_view>& writer,
                                const std::optional<std::string_view>& value, std::vector<std::string>& out);
-/// Reads the script's reply. An error reply keeps its code (WRONGTYPE: wrong_type, when the key holds
-/// another type; NOPERM: permission_denied; any other, e.g. a fence key that holds no token:
-/// server_error) and its words (fenced_result::error).
+/// Reads the script's reply. An error reply gets the code every command's does (docs/errors.md:
+/// WRONGTYPE: wrong_type, when the key holds another type; NOPERM: permission_denied; READONLY:
+/// not_master; ...; any other, e.g. a fence key that holds no token: server_error) and keeps its
+/// words (fenced_result::error).
 std::error_code read_fenced_reply(const reply& r, fenced_result& out);
 
 template <typename Token>
