@@ -11,7 +11,7 @@
 #include "support/lock_test.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync.hpp"
-#include "sync/pubsub.hpp"
+#include "semaphore/pubsub.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
