@@ -40,6 +40,7 @@ Checks (each a function below; each returns the violations it proves):
   lost update       the register equals the count of acknowledged increments (unknown outcomes
                     widen the range), and no two acknowledged writes wrote the same value
   liveness          every waiter finished (acquired or gave up) by its deadline, within a tolerance
+                    (plus the time its own process was stopped by pause-client, if it was)
   recovery          progress resumes after each heal: a grant within a bound (given per nemesis) of
                     each nemesis "stop", unless the next fault began or the run ended first
   replica sync      no acquire was reported done while every replica's link was cut (a nemesis's
@@ -338,9 +339,30 @@ def check_register(events):
     return violations, len(acked), unknown, value
 
 
+def paused_processes(events):
+    """Each client process that a nemesis stopped (pause-client: SIGSTOP, then SIGCONT): process ->
+    [(start, stop)]. A stop never recorded (the run ended first) lasts to the last event."""
+    spans, open_, end = {}, {}, events[-1]["time"] if events else 0
+    for e in events:
+        if e.get("process") != "nemesis" or e.get("nemesis") != "pause-client":
+            continue
+        if e.get("f") == "start" and e.get("target"):
+            open_[e.get("nemesis")] = (e["target"], e["time"])
+        elif e.get("f") == "stop" and e.get("nemesis") in open_:
+            target, start = open_.pop(e["nemesis"])
+            spans.setdefault(target, []).append((start, e["time"]))
+    for target, start in open_.values():
+        spans.setdefault(target, []).append((start, end))
+    return spans
+
+
 def check_liveness(events, tolerance_ns):
-    """Every waiter with a deadline acquired or gave up by then (plus the tolerance)."""
+    """Every waiter with a deadline acquired or gave up by then (plus the tolerance). A waiter whose
+    own process was stopped (pause-client) could not act meanwhile: the time its process was stopped
+    between its start and its end is allowed on top (a library client's other waiters share the
+    stopped holder's process)."""
     violations, end = [], events[-1]["time"] if events else 0
+    paused = paused_processes(events)
     for invoke, done in completions(events, "acquire"):
         deadline = invoke.get("deadline")
         if deadline is None:
@@ -349,13 +371,18 @@ def check_liveness(events, tolerance_ns):
         # error, e.g. a connection lost after the request was sent), unless it hung and was killed.
         hung = done is not None and done["type"] == "info" and str(done.get("error", "")).startswith("hung")
         finished = done["time"] if done is not None and not hung else None
-        if finished is None and end > deadline + tolerance_ns:
+        until = finished if finished is not None else end
+        stopped = sum(max(0, min(stop, until) - max(start, invoke["time"]))
+                      for start, stop in paused.get(invoke.get("process"), []))
+        latest = deadline + stopped + tolerance_ns
+        also = f"; its process was stopped {stopped / NS_PER_MS:.0f} ms meanwhile, allowed" if stopped else ""
+        if finished is None and end > latest:
             violations.append(violation("liveness", f"{invoke['hold']}: the waiter never finished (deadline "
-                                        f"{(deadline - invoke['time']) / NS_PER_MS:.0f} ms after it began)",
+                                        f"{(deadline - invoke['time']) / NS_PER_MS:.0f} ms after it began{also})",
                                         *[e for e in (invoke, done) if e]))
-        elif finished is not None and finished > deadline + tolerance_ns:
+        elif finished is not None and finished > latest:
             violations.append(violation("liveness", f"{invoke['hold']}: the waiter finished "
-                                        f"{(finished - deadline) / NS_PER_MS:.0f} ms after its deadline",
+                                        f"{(finished - deadline) / NS_PER_MS:.0f} ms after its deadline{also}",
                                         invoke, done))
     return violations
 

@@ -219,6 +219,22 @@ class BrokenHistories(unittest.TestCase):
         h.event(2600, "info", "acquire", "c1.1", error="hung: killed by the harness")
         self.assertEqual(checks_failed(h.check()), ["liveness"])
 
+    def test_a_waiter_in_a_stopped_process_is_allowed_the_time_it_was_stopped(self):
+        # l1's process was stopped 4.5 s (pause-client): its waiter, whose deadline fell meanwhile,
+        # ends 3.5 s late: allowed. The same lateness in l2, which ran all along: a violation; and
+        # l1's waiter may not be late by more than its process was stopped (plus the tolerance).
+        def history(late_ms, process):
+            h = History()
+            h.event(0, "invoke", "acquire", f"{process}.b0.1", deadline=6000 * MS)
+            h.event(2000, "info", "start", process="nemesis", nemesis="pause-client", target="l1", seconds=4.5)
+            h.event(6500, "info", "stop", process="nemesis", nemesis="pause-client")
+            return h.event(6000 + late_ms, "fail", "acquire", f"{process}.b0.1", error="timeout")
+        self.assertEqual(checks_failed(history(3500, "l1").check()), [])
+        self.assertEqual(checks_failed(history(3500, "l2").check()), ["liveness"])
+        result = history(6000, "l1").check()
+        self.assertEqual(checks_failed(result), ["liveness"])
+        self.assertIn("its process was stopped 4500 ms meanwhile", result["violations"][0]["message"])
+
     def test_waiter_with_an_unknown_outcome_finished_when_it_ended(self):
         h = History().event(0, "invoke", "acquire", "c1.1", deadline=500 * MS)
         h.event(300, "info", "acquire", "c1.1", error="exit 1")  # in time: valid
