@@ -10,7 +10,9 @@ there in time skips the fault and says so in the history.
   the old master's clients until the replica has caught up and taken over.
 - `kill-master`: SIGKILL the master (Cluster: the lock slot's), wait until the others promote a
   replica, and restart the old one after 1 s, as a replica (Sentinel: of the new master; Cluster: it
-  learns it from the cluster). Without persistence it comes back empty and resyncs.
+  learns it from the cluster). Without persistence it comes back empty, or with the RDB of its last
+  full sync if it had been a replica, and resyncs. Never before a replica took over (also when the
+  run ends mid-failover): as the master again it would serve that stale copy.
 - `pause-master`: SIGSTOP the master (Cluster: the lock slot's) until the others have promoted a
   replica, then SIGCONT it: it wakes up a master, writable, until it learns it was replaced (Sentinel:
   until the sentinels demote it; the split-brain window).
@@ -18,6 +20,7 @@ there in time skips the fault and says so in the history.
   later `SENTINEL FAILOVER` through sentinel 2, SIGCONT sentinel 1 8 s after it was paused: clients
   that watch sentinel 1 do not hear the switch from it (issue 25, defect 1)."""
 import signal
+import threading
 import time
 
 from cluster import ask
@@ -136,7 +139,14 @@ class KillMaster(_Failover):
         old.start()
 
     def heal(self):
-        self.restart(current_master(self.topology))
+        # The run ended while the others had not promoted a replica yet: wait for that (bounded) before
+        # the restart. A killed node that had been a replica keeps the RDB of its last full sync
+        # (dump.rdb); restarted while still the slot's master it serves that stale copy, and hands out
+        # fencing tokens again (seen once at the end of a cluster:kill-master run: token 60 twice).
+        new = None
+        if self.killed is not None and not self.killed.running:
+            new = wait_for_new_master(self.topology, self.killed, threading.Event())
+        self.restart(new if new is not None else current_master(self.topology))
 
 
 class PauseMaster(_Failover):
