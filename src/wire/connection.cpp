@@ -131,6 +131,145 @@ class connection::ping_request final : public request {
   void on_done(std::error_code) override { queued = false; }
 };
 
+// Replica sync: asks a replica that left the master (replica_roster) whether it is a master now:
+// ROLE over a connection of its own, to the address the master listed, with the master's credentials
+// and TLS (no ROLE at login, no replica sync, no logs or metrics of its own), closed once it has
+// answered. No answer (refused, unreachable, silent until the deadline) counts as "not a master": a
+// server the client cannot reach is not one it would move to. One the master never listed (only the
+// sentinels named it) may be a master for another reason: the old master of a failover this master
+// came from, not demoted yet. So it is asked INFO replication instead, and so is this connection's
+// own server, and it counts as promoted only if it continued this master's history (promoted_from);
+// without both answers (an ACL without INFO), as not promoted.
+class connection::replica_check final : private connection_listener {
+ public:
+  explicit replica_check(connection& owner) : owner_(owner) {}
+  ~replica_check() {
+    *alive_ = false;
+    stop();
+  }
+  /// Asking, or its answer not yet told to the owner.
+  bool busy() const noexcept { return busy_; }
+
+  void ask(const replica_roster::member& m) {
+    stop();
+    host_ = m.host;
+    port_ = m.port;
+    history_ = m.expected_only;
+    endpoint ep = owner_.endpoint_;
+    ep.kind = endpoint::transport::tcp;
+    ep.host = m.host;
+    ep.port = m.port;
+    ep.sentinels.clear();
+    ep.sentinel_master.clear();
+    ep.cluster_seeds.clear();
+    config cfg = owner_.config_;
+    cfg.replica_sync = replica_sync_mode::off;
+    cfg.log = nullptr;
+    cfg.metrics = nullptr;
+    conn_ = std::make_shared<connection>(owner_.executor_, ep, cfg, role::command);
+    conn_->set_listener(this);
+    conn_->start();
+    busy_ = true;
+    theirs_.prepare(history_);
+    conn_->submit(theirs_);
+    if (!history_) return;
+    ours_.prepare(true);
+    if (!ours_.queued) {  // else the one still queued from an earlier question answers this one
+      ours_.queued = true;
+      owner_.submit(ours_);
+    }
+  }
+  /// Forgets the question (another server now, or shutting down): its answer is never told.
+  void stop() noexcept {
+    ++generation_;
+    busy_ = false;
+    theirs_.waited = ours_.waited = false;
+    close();
+  }
+
+ private:
+  // ROLE, or INFO replication, to one server; `waited` while the check needs its answer.
+  class question final : public request {
+   public:
+    explicit question(replica_check& check) : check_(check) {}
+    void prepare(bool history) {
+      history_ = history;
+      waited = true;
+      failed = false;
+      role.reset();
+      info = replication_info{};
+    }
+    void encode(resp::encoder& e) override {
+      if (history_) e.command("INFO", "replication");
+      else e.command("ROLE");
+    }
+    void on_node(const resp::node& n) override {
+      if (!history_) return role.take(n);
+      if (n.depth == 0 && !resp::is_error(n.type)) info = parse_replication_info(n.value);
+    }
+    void on_done(std::error_code ec) override {
+      queued = false;
+      if (!waited) return;
+      waited = false;
+      failed = static_cast<bool>(ec);
+      check_.answer_in(ec);
+    }
+    bool waited = false;
+    bool queued = false;  // submitted to a connection that has not answered it yet (ours_ only)
+    bool failed = false;
+    role_reader role;
+    replication_info info;
+
+   private:
+    replica_check& check_;
+    bool history_ = false;
+  };
+
+  void on_connected() override {}
+  void on_disconnected(std::error_code) override {}
+  void on_connect_failed(std::error_code ec) override {
+    if (!theirs_.waited) return;
+    theirs_.waited = false;
+    theirs_.failed = true;
+    answer_in(ec);
+  }
+
+  void close() noexcept {
+    if (!conn_) return;
+    conn_->set_listener(nullptr);
+    conn_->stop();  // fails the question if it is still queued: no longer waited for, so ignored
+    conn_.reset();
+  }
+  // One of the answers is in (or failed): once every answer the check needs is, decide.
+  void answer_in(std::error_code ec) {
+    if (ec) error_ = ec;
+    if (theirs_.waited || ours_.waited) return;
+    const bool master = history_ ? !theirs_.failed && !ours_.failed && promoted_from(theirs_.info, ours_.info)
+                                 : !theirs_.failed && !theirs_.role.error() && theirs_.role.master();
+    const std::error_code why = theirs_.failed ? error_ : std::error_code();
+    error_ = {};
+    // Not from inside the asked connection's own callbacks: it is closed here.
+    asio::post(owner_.executor_, [this, why, master, gen = generation_, alive = std::weak_ptr<bool>(alive_)] {
+      if (alive.expired() || gen != generation_) return;
+      busy_ = false;
+      close();
+      owner_.replica_answered(host_, port_, master, why);
+    });
+  }
+
+  connection& owner_;
+  std::shared_ptr<connection> conn_;  // to the replica asked
+  question theirs_{*this};            // to it
+  question ours_{*this};              // to the owner's own server (INFO replication only)
+  std::string host_;
+  std::uint16_t port_ = 0;
+  bool history_ = false;
+  bool busy_ = false;
+  std::error_code error_;
+  std::uint64_t generation_ = 0;   // bumps on every stop: a posted answer of an older question is dropped
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // posted handlers check it
+};
+
 connection::connection(asio::any_io_executor ex, endpoint ep, const config& cfg, role r)
     : connection(ex, ep, std::make_unique<static_addresses>(std::vector<server_address>{address_of(ep)}), cfg, r) {}
 
@@ -474,10 +613,7 @@ void connection::ask_departed_replica() {
   if (roster.trusted() || (replica_check_ && replica_check_->busy()) || session_.stopped()) return;
   const replica_roster::member* m = roster.ask_due(port::monotonic_ns());
   if (m == nullptr) return;
-  if (!replica_check_) {
-    replica_check_listener& listener = *this;  // a private base: converted here, where it is accessible
-    replica_check_ = make_replica_check(executor_, endpoint_, config_, *this, listener);
-  }
+  if (!replica_check_) replica_check_ = std::make_unique<replica_check>(*this);
   observe_.log(log_level::debug, described_, ": replica ", m->host, ":", m->port,
                " is not listed by the master (any more): asking it whether it is a master now; until it "
                "answers, holds written here are not counted as synced");

@@ -18,7 +18,6 @@
 #include "deadbolt/resp/read_buffer.hpp"
 #include "memory/handler_memory.hpp"
 #include "pipeline/pipeline.hpp"
-#include "pipeline/replica_roster.hpp"
 #include "wire/address_source.hpp"
 #include "wire/liveness.hpp"
 #include "wire/session_fsm.hpp"
@@ -38,40 +37,8 @@ class connection_listener {
   ~connection_listener() = default;
 };
 
-/// Told the answer of a replica check (src/wire/replica_check.hpp).
-class replica_check_listener {
- public:
-  /// The replica at host:port is a master promoted from this connection's server (`master`), or not;
-  /// `why`: why it did not answer (then it counts as not a master), or nothing.
-  virtual void replica_answered(const std::string& host, std::uint16_t port, bool master, std::error_code why) = 0;
-
- protected:
-  ~replica_check_listener() = default;
-};
-
-/// Replica sync: asks a replica that left the master whether it is a master now (made by
-/// make_replica_check; src/wire/replica_check.hpp says how).
-class replica_question {
- public:
-  virtual ~replica_question() = default;
-  /// Asking, or its answer not yet told to the listener.
-  virtual bool busy() const noexcept = 0;
-  /// Asks `m` (forgetting any question still open).
-  virtual void ask(const replica_roster::member& m) = 0;
-  /// Forgets the question (another server now, or shutting down): its answer is never told.
-  virtual void stop() noexcept = 0;
-};
-
-class connection;
-
-/// The replica check of the command connection `master` (whose endpoint and settings are `ep` and
-/// `cfg`): it asks over short connections of its own, and tells `listener` each answer, never from
-/// inside the call that asked. Defined in src/wire/replica_check.cpp.
-std::unique_ptr<replica_question> make_replica_check(asio::any_io_executor ex, const endpoint& ep, const config& cfg,
-                                                     connection& master, replica_check_listener& listener);
-
 class connection final : public std::enable_shared_from_this<connection>, private address_sink,
-                         private error_reply_listener, private replica_check_listener {
+                         private error_reply_listener {
  public:
   enum class role { command, subscriber };
 
@@ -120,6 +87,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   class login_request;
   class role_probe;
   class ping_request;
+  class replica_check;
 
   void pump();
   void perform(const session_fsm::action& a);
@@ -152,7 +120,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   // master is due to be asked whether it is a master now (replica_roster), or has answered.
   void roster_server(const server_address& server);
   void ask_departed_replica();
-  void replica_answered(const std::string& host, std::uint16_t port, bool master, std::error_code why) override;
+  void replica_answered(const std::string& host, std::uint16_t port, bool master, std::error_code why);
 
   asio::any_io_executor executor_;
   endpoint endpoint_;
@@ -173,7 +141,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   pipeline pipeline_;
   std::unique_ptr<login_request[]> login_steps_;
   std::unique_ptr<role_probe> role_probe_;
-  std::unique_ptr<replica_question> replica_check_;  // made when a replica first leaves the master
+  std::unique_ptr<replica_check> replica_check_;  // made when a replica first leaves the master
   server_address roster_of_;                      // the server the roster's replicas belong to
   liveness liveness_;                       // subscriber connections only (else never started)
   asio::steady_timer liveness_timer_;
