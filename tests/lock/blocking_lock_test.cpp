@@ -199,7 +199,9 @@ bool returns_within(F f, std::chrono::seconds limit) {
 TEST_CASE("a blocking call on the client's own loop thread fails at once with would_deadlock") {
   deadbolt::test::redis_server redis;
   auto cfg = config_for(redis);
-  cfg.watchdog_timeout = 450ms;
+  // Renewed every 500 ms. A 450 ms lease once lapsed on a loaded CI machine under qemu (riscv64)
+  // between the acquire and the redis-cli that takes the lock away, so that DEL found nothing.
+  cfg.watchdog_timeout = 1500ms;
   deadbolt::blocking_client bc(cfg);
   const std::string name = unique_name("loop-thread");
   auto lock = bc.lock(name);

@@ -112,7 +112,9 @@ TEST_CASE("async_set_lease restarts the owner's lease, and only the owner's") {
 TEST_CASE("a lease-lost handler may replace itself: the new one takes over after it returns") {
   deadbolt::test::redis_server redis;
   auto cfg = config_for(redis);
-  cfg.watchdog_timeout = 450ms;
+  // Renewed every 500 ms. A 450 ms lease once lapsed on a loaded CI machine under qemu (riscv64)
+  // between the acquire and the redis-cli that takes the lock away, so that DEL found nothing.
+  cfg.watchdog_timeout = 1500ms;
   const std::string name = unique_name("layers-replace-handler");
   auto first_saw = std::make_shared<std::promise<std::string>>();
   auto second_saw = std::make_shared<std::promise<std::string>>();
