@@ -2,69 +2,23 @@
 // they come, written together (one write for everything queued meanwhile), and replies are matched to
 // requests in order. The transport (connection.cpp) only moves bytes and runs timers.
 //
-// Replica sync: a write that carries requests which sync replicas ends with one `WAIT`, which answers
-// for every write the connection made before it, so those requests share it. The server runs nothing
-// else of the connection's while it waits, so nothing more is written until the WAIT has answered:
-// what is queued meanwhile is held (its deadline allows for that WAIT) and goes in the next write, with
-// the next WAIT. However many synced requests a connection carries, one waits at most two WAITs (the
-// one in flight and its own), and a WAIT in flight never makes what is queued behind it look stuck.
-// A ROLE follows the WAIT in the same write (once the server's ROLE has answered): the synced requests
-// are done when it answers, their acknowledgements judged by the replicas it lists (replica_roster).
+// Around the commands it orders three small protocols, each a piece of its own: a NOSCRIPT reply sends
+// the script again with its body (noscript_resend), an ASK redirection's resend goes with ASKING
+// (asking_prefix), and replica sync ends a write with WAIT and holds what is queued until it answers
+// (replica_wait).
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <system_error>
 
-#include "base/server_error.hpp"
 #include "deadbolt/resp/decoder.hpp"
 #include "deadbolt/resp/read_buffer.hpp"
-#include "pipeline/replica_sync.hpp"
+#include "pipeline/pipeline_listeners.hpp"
+#include "pipeline/replica_wait.hpp"
 #include "pipeline/request.hpp"
 
 namespace deadbolt::detail {
-
-/// Receives replies that belong to no request: RESP3 pushes, and every reply on a subscriber connection.
-class push_handler {
- public:
-  virtual void on_push_node(const resp::node& n, bool end_of_reply) = 0;
-
- protected:
-  ~push_handler() = default;
-};
-
-/// A cluster's answer that the command did not run on this node: a redirection (MOVED, ASK) or
-/// "not now" (TRYAGAIN, CLUSTERDOWN).
-inline bool is_cluster_redirection(std::string_view error_text) {
-  return is_cluster_redirection(server_error_kind_of(error_text));
-}
-
-/// Takes requests whose reply was a cluster redirection or "not now" (is_cluster_redirection), or a
-/// demoted master's READONLY: the command did not run, and the request is no longer this pipeline's.
-class redirect_handler {
- public:
-  /// `error_text` lives until the call returns.
-  virtual void on_redirect(request& r, std::string_view error_text) = 0;
-
- protected:
-  ~redirect_handler() = default;
-};
-
-/// Hears every error reply that answers a request (not a redirection the redirect handler takes, not
-/// a NOSCRIPT answered by resending the script): the connection logs the server's words, which the
-/// request's error code cannot carry.
-class error_reply_listener {
- public:
-  /// `error_text` lives until the call returns; the request's on_node() gets the reply next.
-  virtual void on_error_reply(const request& r, std::string_view error_text) = 0;
-  /// The server refused the WAIT of replica sync (renamed, disabled, denied by an ACL): `sync_off`
-  /// when the connection stops asking (automatic), else each hold counts as not synced (required).
-  /// Once per refusal that is news (replica_sync::report_refusal()).
-  virtual void on_wait_refused(std::string_view error_text, bool sync_off) = 0;
-
- protected:
-  ~error_reply_listener() = default;
-};
 
 class pipeline {
  public:
@@ -91,20 +45,23 @@ class pipeline {
   /// as on a standalone server).
   void set_redirect_handler(redirect_handler* h) noexcept { redirect_ = h; }
   /// Error replies are told to `l` too (null: to nobody).
-  void set_error_listener(error_reply_listener* l) noexcept { errors_ = l; }
+  void set_error_listener(error_reply_listener* l) noexcept {
+    errors_ = l;
+    wait_.set_error_listener(l);
+  }
 
   /// Replica sync: whether a write with requests that syncs_replicas ends with a WAIT (the connection
   /// keeps it informed of the server's replicas). The WAIT's answer goes to each of those requests
   /// (replicas_acked, before on_done), never to on_node; so does the ROLE after it, which the roster
   /// reads.
-  replica_sync& replicas() noexcept { return replicas_; }
+  replica_sync& replicas() noexcept { return wait_.sync(); }
   /// True when queued bytes may be written now: no write is in flight, and no WAIT (the server would
   /// not run them before it answers; held, they share the next one).
   bool can_write() const noexcept {
-    return !writing_ && (!handshake_out_.empty() || (!holding_ && !waiting_ && !out_.empty()));
+    return !writing_ && (!handshake_out_.empty() || (!holding_ && !wait_.in_flight() && !out_.empty()));
   }
   /// A WAIT is in flight: the server runs nothing more of this connection's until it answers.
-  bool waiting_for_replicas() const noexcept { return waiting_; }
+  bool waiting_for_replicas() const noexcept { return wait_.in_flight(); }
   /// The bytes to write; the requests they belong to now await replies. Call write_done() after.
   const std::string& take_output();
   void write_done();
@@ -140,39 +97,8 @@ class pipeline {
   // Queues `r` as it is (submit() and the NOSCRIPT resend, which keeps send_script_body set).
   void enqueue(request& r, std::int64_t deadline_ns);
 
-  // The WAIT at the end of a write (replica sync), in sent_ after the requests it answers for. Their
-  // replies wait for it in synced_; its answer (or the connection's loss) completes them all.
-  class shared_wait final : public request {
-   public:
-    explicit shared_wait(pipeline& p) : p_(p) {}
-    void encode(resp::encoder&) override {}  // written by take_output()
-    void on_node(const resp::node& n) override;
-    void on_done(std::error_code ec) override;
-    std::int32_t acked = 0;
-
-   private:
-    pipeline& p_;
-  };
-  // The ROLE written right after that WAIT: which replicas the master lists once the WAIT has
-  // answered. Its answer (or the connection's loss) completes the synced requests instead.
-  class role_after_wait final : public request {
-   public:
-    explicit role_after_wait(pipeline& p) : p_(p) {}
-    void encode(resp::encoder&) override {}  // written by take_output()
-    void on_node(const resp::node& n) override { role.take(n); }
-    void on_done(std::error_code ec) override;
-    role_reader role;
-
-   private:
-    pipeline& p_;
-  };
-
   void encode_into(std::string& out, request& r);
-  void end_with_wait();
-  void complete_synced(std::error_code ec, std::int32_t acked);
   std::error_code route(const resp::node& n, bool end_of_reply);
-  std::error_code complete_front(request& r);
-  std::int64_t wait_allowance_ns() const noexcept;
 
   resp::decoder decoder_;
   std::string out_;             // bytes of queued_
@@ -184,12 +110,7 @@ class pipeline {
   request_queue queued_;        // encoded into out_, not yet handed to a write
   request_queue sent_;          // written (or being written), awaiting replies in order
   request_queue unanswered_;    // written in subscriber mode, where commands get no in-order reply
-  request_queue synced_;        // answered, awaiting the WAIT written after them
-  replica_sync replicas_;
-  shared_wait wait_{*this};
-  role_after_wait wait_role_{*this};
-  bool waiting_ = false;        // wait_ (and wait_role_) in flight: nothing more is written until they answer
-  bool role_follows_ = false;   // wait_role_ was written after wait_: it completes the synced requests
+  replica_wait wait_;           // nothing more is written while its WAIT is in flight
   push_handler* push_ = nullptr;
   redirect_handler* redirect_ = nullptr;
   error_reply_listener* errors_ = nullptr;

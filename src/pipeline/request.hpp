@@ -9,6 +9,8 @@
 
 #include "deadbolt/resp/encoder.hpp"
 #include "deadbolt/resp/node.hpp"
+#include "pipeline/asking_prefix.hpp"
+#include "pipeline/noscript_resend.hpp"
 #include "pipeline/script.hpp"
 
 namespace deadbolt::detail {
@@ -51,15 +53,15 @@ class request {
 
   /// Send the script's body (EVAL) rather than its hash: set by the pipeline after a NOSCRIPT, for
   /// the resend; every submission starts without it.
-  bool send_script_body() const noexcept { return send_script_body_; }
+  bool send_script_body() const noexcept { return pipe_.script.send_body(); }
   /// Before on_done(): how many replicas the WAIT asked for (0: no WAIT was written), and how many
   /// acknowledged the command's writes in time (-1: the server refused WAIT).
-  std::int32_t replicas_wanted() const noexcept { return replicas_wanted_; }
-  std::int32_t replicas_acked() const noexcept { return replicas_acked_; }
+  std::int32_t replicas_wanted() const noexcept { return pipe_.replicas_wanted; }
+  std::int32_t replicas_acked() const noexcept { return pipe_.replicas_acked; }
   /// Asked for replicas, and none acknowledged: a failover now could lose what the command wrote.
-  bool replicas_unsynced() const noexcept { return replicas_wanted_ > 0 && replicas_acked_ == 0; }
+  bool replicas_unsynced() const noexcept { return pipe_.replicas_wanted > 0 && pipe_.replicas_acked == 0; }
   /// When the pipeline fails it unanswered (or a gate holding it before the pipeline does).
-  std::int64_t deadline_ns() const noexcept { return deadline_ns_; }
+  std::int64_t deadline_ns() const noexcept { return pipe_.deadline_ns; }
 
   /// Cluster: the routing's record of the request (src/cluster/cluster_routing.hpp).
   struct route_record {
@@ -75,22 +77,27 @@ class request {
   const route_record& route() const noexcept { return route_; }
 
  private:
-  friend class pipeline;        // its record below, send_script_body_, the replicas' answer
-  friend class request_queue;   // next_in_queue_
+  friend class pipeline;        // pipe_
+  friend class replica_wait;    // pipe_: the replicas' answer, the deadline it extends
+  friend class request_queue;   // pipe_.next_in_queue
   friend class cluster_routing; // route_
-  friend class sentinel_gate;   // deadline_ns_ of the requests it holds before the pipeline
+  friend class sentinel_gate;   // pipe_.deadline_ns of the requests it holds before the pipeline
   friend struct request_test_access;  // the socket-free suites (tests/core/), which script these
 
+  // The pipeline's record while it holds the request: its queue link and deadline, and one part per
+  // protocol it runs around the command (NOSCRIPT, ASKING, replica sync's WAIT).
+  struct pipeline_record {
+    request* next_in_queue = nullptr;
+    std::int64_t deadline_ns = 0;
+    std::size_t encoded_size = 0;
+    noscript_resend script;
+    asking_prefix asking;
+    std::int32_t replicas_wanted = 0;
+    std::int32_t replicas_acked = 0;
+  };
+
   route_record route_;
-  bool send_script_body_ = false;
-  std::int32_t replicas_wanted_ = 0;
-  std::int32_t replicas_acked_ = 0;
-  // The pipeline's record while it holds the request.
-  request* next_in_queue_ = nullptr;
-  std::int64_t deadline_ns_ = 0;
-  std::size_t encoded_size_ = 0;
-  bool reply_is_noscript_ = false;
-  bool awaiting_asking_reply_ = false;
+  pipeline_record pipe_;
 
  protected:
   ~request() = default;
@@ -102,28 +109,28 @@ class request_queue {
   bool empty() const noexcept { return head_ == nullptr; }
   request* front() const noexcept { return head_; }
   void push_back(request& r) noexcept {
-    r.next_in_queue_ = nullptr;
-    if (tail_) tail_->next_in_queue_ = &r; else head_ = &r;
+    r.pipe_.next_in_queue = nullptr;
+    if (tail_) tail_->pipe_.next_in_queue = &r; else head_ = &r;
     tail_ = &r;
   }
   void push_front(request& r) noexcept {
-    r.next_in_queue_ = head_;
+    r.pipe_.next_in_queue = head_;
     head_ = &r;
     if (!tail_) tail_ = &r;
   }
   request* pop_front() noexcept {
     request* r = head_;
     if (r) {
-      head_ = r->next_in_queue_;
+      head_ = r->pipe_.next_in_queue;
       if (!head_) tail_ = nullptr;
-      r->next_in_queue_ = nullptr;
+      r->pipe_.next_in_queue = nullptr;
     }
     return r;
   }
   /// Moves all of `other` to the back of this queue.
   void splice_back(request_queue& other) noexcept {
     if (other.empty()) return;
-    if (tail_) tail_->next_in_queue_ = other.head_; else head_ = other.head_;
+    if (tail_) tail_->pipe_.next_in_queue = other.head_; else head_ = other.head_;
     tail_ = other.tail_;
     other.head_ = other.tail_ = nullptr;
   }

@@ -79,7 +79,7 @@ bool sentinel_gate::admit(request& r) {
 
 void sentinel_gate::hold(request& r, std::int64_t now_ns) {
   const bool first = held_.empty();
-  r.deadline_ns_ = now_ns + std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.command_timeout).count();
+  r.pipe_.deadline_ns = now_ns + std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.command_timeout).count();
   held_.push_back(r);
   if (first) arm_hold_timer();
 }
@@ -189,7 +189,7 @@ void sentinel_gate::arm_hold_timer() {
   if (held_.empty()) return;
   hold_timer_armed_ = true;
   hold_timer_.expires_after(
-      std::chrono::nanoseconds(std::max<std::int64_t>(0, held_.front()->deadline_ns_ - port::monotonic_ns())));
+      std::chrono::nanoseconds(std::max<std::int64_t>(0, held_.front()->pipe_.deadline_ns - port::monotonic_ns())));
   hold_timer_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](std::error_code ec) {
     if (ec || alive.expired() || stopped_ || !hold_timer_armed_) return;
     expire_held();
@@ -200,7 +200,7 @@ void sentinel_gate::expire_held() {
   // Held in order of arrival, each for the same time: the expired ones are at the front.
   const std::int64_t now = port::monotonic_ns();
   request_queue expired;
-  while (!held_.empty() && held_.front()->deadline_ns_ <= now) expired.push_back(*held_.pop_front());
+  while (!held_.empty() && held_.front()->pipe_.deadline_ns <= now) expired.push_back(*held_.pop_front());
   if (!held_.empty()) arm_hold_timer();
   else hold_timer_armed_ = false;
   // Never sent: what the sentinels said, or nothing yet (a wait rides that out).
