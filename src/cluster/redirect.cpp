@@ -3,8 +3,9 @@
 #include <charconv>
 #include <string>
 
-#include "base/server_error.hpp"
+#include "base/host_port.hpp"
 #include "base/key_slot.hpp"
+#include "base/server_error.hpp"
 #include "wire/address_source.hpp"
 
 namespace deadbolt::detail {
@@ -22,16 +23,12 @@ std::optional<std::uint32_t> parse_number(std::string_view text, std::uint32_t m
 }  // namespace
 
 std::optional<server_address> parse_host_port(std::string_view text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  std::string_view host = text.substr(0, colon);
-  const auto port = parse_number(text.substr(colon + 1), 65535);
-  if (!port || *port == 0) return std::nullopt;
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const host_port hp = split_host_port<host_port_grammar::cluster_reply>(text);
+  if (hp.problem != host_port_problem::none) return std::nullopt;
   server_address where;
-  where.host.assign(host);
-  where.port = static_cast<std::uint16_t>(*port);
-  where.numeric = !host.empty() && is_ip_literal(host);
+  where.host.assign(hp.host);
+  where.port = hp.port;
+  where.numeric = !hp.host.empty() && is_ip_literal(hp.host);
   return where;
 }
 

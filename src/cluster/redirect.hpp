@@ -24,8 +24,9 @@ struct redirect {
 /// The redirection in an error reply's text, or nothing when it is not one (or is malformed).
 std::optional<redirect> parse_redirect(std::string_view error_text, std::string_view replying_host);
 
-/// A "host:port" endpoint as cluster replies write it; IPv6 addresses come bare ("::1:7000") or in
-/// brackets ("[::1]:7000"). The host may be empty ("":7000 or ":7000"). Nothing when the port is bad.
+/// A "host:port" endpoint as cluster replies write it (base/host_port.hpp, cluster_reply grammar): IPv6
+/// addresses come bare ("::1:7000") or in brackets ("[::1]:7000"); the host may be empty (":7000").
+/// Nothing when the port is bad or a bracket is not closed right before the ':' ("[::1", "[::1]x:1").
 std::optional<server_address> parse_host_port(std::string_view text);
 
 }  // namespace deadbolt::detail

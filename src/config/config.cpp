@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "base/host_port.hpp"
 #include "config/build_features.hpp"
 #include "config/config_check.hpp"
 #include "deadbolt/error.hpp"
@@ -51,31 +52,13 @@ bool parse_credentials(std::string_view userinfo, endpoint& out) {
   return true;
 }
 
-bool parse_host_port(std::string_view hp, endpoint& out) {
-  std::string_view host = hp, port;
-  if (!hp.empty() && hp[0] == '[') {
-    const auto close = hp.find(']');
-    if (close == std::string_view::npos) return false;
-    host = hp.substr(1, close - 1);
-    const auto rest = hp.substr(close + 1);
-    if (!rest.empty()) {
-      if (rest[0] != ':') return false;
-      port = rest.substr(1);
-      if (port.empty()) return false;
-    }
-  } else if (const auto colon = hp.find(':'); colon != std::string_view::npos) {
-    // The first ':' ends the host: an unbracketed IPv6 address ("::1") is ambiguous, so rejected.
-    host = hp.substr(0, colon);
-    port = hp.substr(colon + 1);
-    if (port.empty()) return false;
-  }
-  if (host.empty() || host.find_first_of("/?#@[] ") != std::string_view::npos) return false;
-  out.host = std::string(host);
-  if (!port.empty()) {
-    unsigned value = 0;
-    if (!parse_number(port, value) || value == 0 || value > 65535) return false;
-    out.port = static_cast<std::uint16_t>(value);
-  }
+// The URL grammar of base/host_port.hpp (an unbracketed IPv6 address is ambiguous, so refused); a
+// port left out keeps out.port's default.
+bool parse_host_port(std::string_view text, endpoint& out) {
+  const detail::host_port hp = detail::split_host_port<detail::host_port_grammar::url>(text);
+  if (hp.problem != detail::host_port_problem::none) return false;
+  out.host = std::string(hp.host);
+  if (hp.port != 0) out.port = hp.port;
   return true;
 }
 

@@ -2,8 +2,15 @@
 
 #include <charconv>
 
+#include "base/host_port.hpp"
+
 namespace deadbolt {
 namespace {
+
+using detail::host_port;
+using detail::host_port_grammar;
+using detail::host_port_problem;
+using detail::split_host_port;
 
 struct url_parts {
   std::string_view scheme;     // "redis", "unix", ...; empty when there is no "://"
@@ -84,26 +91,16 @@ std::string why_invalid_tcp(std::string_view rest) {
     db = rest.substr(slash + 1);
     rest = rest.substr(0, slash);
   }
-  std::string_view host = rest, port;
-  bool has_port = false;
-  if (!rest.empty() && rest[0] == '[') {
-    const auto close = rest.find(']');
-    if (close == std::string_view::npos) return "the IPv6 address has no closing ']'";
-    host = rest.substr(1, close - 1);
-    const auto after = rest.substr(close + 1);
-    if (!after.empty() && after[0] != ':') return "unexpected " + quoted(after) + " after the IPv6 address";
-    has_port = !after.empty();
-    if (has_port) port = after.substr(1);
-  } else if (const auto colon = rest.find(':'); colon != std::string_view::npos) {
-    host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
-    has_port = true;
-    if (port.find(':') != std::string_view::npos) return "an IPv6 address needs brackets: redis://[::1]:6379";
-  }
-  if (host.empty()) return "no host (redis://HOST[:PORT][/DB])";
-  if (host.find_first_of("/?#@[] ") != std::string_view::npos) return "the host " + quoted(host) + " has a character hosts cannot have";
-  if (has_port && (!is_number(port, 65535) || port == "0" || port.empty())) {
-    return "the port " + quoted(port) + " is not a number from 1 to 65535";
+  const host_port hp = split_host_port<host_port_grammar::url>(rest);
+  switch (hp.problem) {
+    case host_port_problem::unclosed_bracket: return "the IPv6 address has no closing ']'";
+    case host_port_problem::after_bracket: return "unexpected " + quoted(hp.piece) + " after the IPv6 address";
+    case host_port_problem::bare_ipv6: return "an IPv6 address needs brackets: redis://[::1]:6379";
+    case host_port_problem::no_host: return "no host (redis://HOST[:PORT][/DB])";
+    case host_port_problem::bad_host: return "the host " + quoted(hp.piece) + " has a character hosts cannot have";
+    case host_port_problem::bad_port: return "the port " + quoted(hp.piece) + " is not a number from 1 to 65535";
+    case host_port_problem::no_port:  // not in the URL grammar
+    case host_port_problem::none: break;
   }
   if (!db.empty() && !is_number(db, 2147483647)) return "the database " + quoted(db) + " is not a number";
   return "it does not parse";

@@ -88,8 +88,9 @@ TEST_CASE("redirections: MOVED and ASK, IPv4, IPv6, an empty host; anything else
   for (const char* text : {"ERR unknown command", "MOVED", "MOVED 3999", "MOVED 16384 127.0.0.1:1",
                            "MOVED -1 127.0.0.1:1", "MOVED abc 127.0.0.1:1", "MOVED 1 127.0.0.1",
                            "MOVED 1 127.0.0.1:0", "MOVED 1 127.0.0.1:65536", "ASK 1 127.0.0.1:x",
-                           "MOVEDX 1 127.0.0.1:1", "CROSSSLOT Keys in request don't hash to the same slot"}) {
-    INFO(text);
+                           "MOVEDX 1 127.0.0.1:1", "CROSSSLOT Keys in request don't hash to the same slot",
+                           "MOVED 1 [::1", "MOVED 1 [::1]x:7000"}) {  // brackets as a URL reads them
+    INFO("text: \"" << std::string(text) << "\"");
     CHECK_FALSE(detail::parse_redirect(text, "127.0.0.1"));
   }
 }
