@@ -1,6 +1,6 @@
 // Which optional wings this build of the library has (the DEADBOLT_CLUSTER, DEADBOLT_SENTINEL and
 // DEADBOLT_TLS options), for config::validate(), which refuses a URL that needs a missing one. Declared
-// here, defined by the composition root (src/compose/build_features.cpp): the only place that reads
+// here, defined by the composition root (src/compose/composition_root.cpp): the only place that reads
 // the build's options.
 #pragma once
 
