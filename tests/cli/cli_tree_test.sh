@@ -214,11 +214,18 @@ if shell == 0:
     # The shell: deadbolt as a foreground job in a process group of its own; fg once it stops.
     signal.signal(signal.SIGTTOU, signal.SIG_IGN)
     job = os.fork()
+    # As shells do, both sides put the job in its group and give it the terminal, whichever runs
+    # first: the job is in the foreground before it runs, and the shell's setpgid fails with EACCES
+    # once the job has exec'd (uncaught, that ended the shell under load, and deadbolt with it).
     if job == 0:
         os.setpgid(0, 0)
+        os.tcsetpgrp(0, os.getpgrp())
         signal.signal(signal.SIGTTOU, signal.SIG_DFL)
         os.execvp(sys.argv[2], sys.argv[2:])
-    os.setpgid(job, job)
+    try:
+        os.setpgid(job, job)
+    except OSError:
+        pass
     open(f + ".job", "w").write(str(job))
     os.tcsetpgrp(0, job)
     _, status = os.waitpid(job, os.WUNTRACED)
