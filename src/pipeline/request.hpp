@@ -31,10 +31,10 @@ class request {
 
   // ---- What the operation says (set before each submission; nobody else writes these) ----
 
-  /// Set by encode() when it writes EVALSHA (encode_script_call; the pipeline clears it before each
-  /// encode). A NOSCRIPT reply then makes the pipeline send the request again as EVAL (see
-  /// send_script_body()), which also caches the script on the server; the request never sees the
-  /// NOSCRIPT.
+  /// Set by encode() when it writes EVALSHA (begin_script, pipeline/script_call.hpp; the pipeline
+  /// clears it before each encode). A NOSCRIPT reply then makes the pipeline send the request again
+  /// as EVAL (see send_script_body()), which also caches the script on the server; the request never
+  /// sees the NOSCRIPT.
   bool runs_script = false;
   /// The key whose node must run the request (a script's first key); empty: any node. Read by the
   /// topology in submit() only.

@@ -48,7 +48,7 @@ class fake_request final : public detail::request {
     if (!script_) return cmd("GET", name_);
     return send_script_body() ? cmd("EVAL", "return 1", 1, name_) : cmd("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 1, name_);
   }
-  // As encode_script_call: a script's encode says so (runs_script), every time it runs.
+  // As begin_script: a script's encode says so (runs_script), every time it runs.
   void encode(resp::encoder& e) override {
     ++encodes;
     if (!script_) {
