@@ -1,5 +1,5 @@
-// Test helper for the semaphore and latch tests: wait (bounded) until a channel has `n` subscribers,
-// i.e. until a waiter has parked on it.
+// Test helpers for the semaphore and latch tests: wait (bounded) until a channel has `n` subscribers,
+// and until the waiters' scripts have settled.
 #pragma once
 
 #include <chrono>
@@ -19,6 +19,35 @@ inline bool subscribers_reach(const redis_server& redis, const std::string& chan
     const auto nl = out.rfind('\n');
     if (nl != std::string::npos && out.substr(nl + 1) == want) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+/// Waits (bounded) until the server has run at least `at_least` scripts (EVAL and EVALSHA calls) and
+/// no more for a while. A waiter re-checks once its subscription takes effect (a message published
+/// before it was missed), so a channel's subscriber count alone does not mean its waiters are parked:
+/// a server killed then may take a re-check with it, whose outcome is unknown (a permit has no owner
+/// to ask). The server has run it once it is counted; its reply is then ahead of the connection's end.
+inline bool scripts_settle(const redis_server& redis, long at_least,
+                           std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  const auto script_calls = [&] {
+    long total = 0;
+    const std::string stats = redis.cli("info commandstats");
+    for (const char* name : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="}) {
+      const auto at = stats.find(name);
+      if (at != std::string::npos) total += std::stol(stats.substr(at + std::char_traits<char>::length(name)));
+    }
+    return total;
+  };
+  long last = -1;
+  int unchanged = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    const long now = script_calls();
+    unchanged = now == last ? unchanged + 1 : 0;
+    last = now;
+    if (now >= at_least && unchanged >= 3) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
 }

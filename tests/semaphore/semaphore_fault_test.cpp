@@ -33,6 +33,8 @@ TEST_CASE("semaphore waiters through a restart: one is woken after it, one ends 
   b.semaphore(name).async_try_acquire(1, 20s, [&](std::error_code ec, bool ok) { patient.set_value({ec, ok}); });
   b.semaphore(name).async_try_acquire(1, 800ms, [&](std::error_code ec, bool ok) { hasty.set_value({ec, ok}); });
   REQUIRE(deadbolt::test::subscribers_reach(redis, channel, 1));
+  // Each waiter's first attempt and its re-check once subscribed: not in flight when the server dies.
+  REQUIRE(deadbolt::test::scripts_settle(redis, 4));
   const auto stopped = std::chrono::steady_clock::now();
   redis.stop();
 
