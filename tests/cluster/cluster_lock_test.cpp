@@ -51,11 +51,7 @@ TEST_CASE("a reentrant lock on every master: the hash lives on the slot's owner,
     INFO(name);
     auto lock = bc.lock(name);
     const auto owner = owner_of(cluster, name);
-    const auto waits = [&] {  // WAITs the slot's owner ran (INFO commandstats)
-      const std::string stats = owner.cli("info commandstats");
-      const auto at = stats.find("cmdstat_wait:calls=");
-      return at == std::string::npos ? 0L : std::stol(stats.substr(at + 19));
-    };
+    const auto waits = [&] { return owner.calls_of("wait"); };  // WAITs the slot's owner ran
     const long waits_before = waits();
     lock.lock();
     lock.lock();  // re-entry

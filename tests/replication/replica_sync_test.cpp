@@ -35,14 +35,6 @@ deadbolt::config synced_config(const redis_server& master) {
   return cfg;
 }
 
-/// How many times `master` ran `command` so far (INFO commandstats).
-long calls_of(const redis_server& master, const std::string& command) {
-  const std::string stats = master.cli("info commandstats");
-  const std::string key = "cmdstat_" + command + ":calls=";
-  const auto at = stats.find(key);
-  return at == std::string::npos ? 0 : std::stol(stats.substr(at + key.size()));
-}
-
 /// The replica is stopped for the scope; the master still lists it (it has not timed out).
 class stopped_replica {
  public:
@@ -104,14 +96,14 @@ TEST_CASE("replica sync: with the replica up, an acquire and an unlock are each 
   REQUIRE_FALSE(ec);
   lock.unlock(ec);
   REQUIRE_FALSE(ec);
-  const long waits_before = calls_of(master, "wait");
-  const long scripts_before = calls_of(master, "evalsha");
+  const long waits_before = master.calls_of("wait");
+  const long scripts_before = master.calls_of("evalsha");
   REQUIRE(lock.try_lock_for(2s, 30s, ec));
   CHECK(replica.cli("hlen " + name) == "1");  // WAIT returned: the replica has the hold
   lock.unlock(ec);
   CHECK_FALSE(ec);
-  CHECK(calls_of(master, "wait") - waits_before == 2);
-  CHECK(calls_of(master, "evalsha") - scripts_before == 2);
+  CHECK(master.calls_of("wait") - waits_before == 2);
+  CHECK(master.calls_of("evalsha") - scripts_before == 2);
   CHECK(master.cli("exists " + name) == "0");
 }
 
@@ -125,7 +117,7 @@ TEST_CASE("replica sync: the replica stopped, an acquire is undone and tried aga
     REQUIRE_FALSE(bc.connect());
     const std::string name = unique_name("unsynced");
     auto lock = bc.lock(name);
-    const long scripts_before = calls_of(master, "evalsha");
+    const long scripts_before = master.calls_of("evalsha");
     std::error_code ec;
     {
       stopped_replica stopped(replica);
@@ -135,7 +127,7 @@ TEST_CASE("replica sync: the replica stopped, an acquire is undone and tried aga
       CHECK(master.cli("keys redisson_lock__channel*") == "");
     }
     // Three tries (one and two retries), each undone: six scripts.
-    CHECK(calls_of(master, "evalsha") - scripts_before == 6);
+    CHECK(master.calls_of("evalsha") - scripts_before == 6);
     synced(master, replica);
     CHECK(lock.try_lock(ec));  // the replica is back: taken at the first try
     CHECK_FALSE(ec);
@@ -149,7 +141,7 @@ TEST_CASE("replica sync: the replica stopped, an acquire is undone and tried aga
     const std::string name = unique_name("off");
     auto lock = bc.lock(name);
     std::error_code ec;
-    const long waits_before = calls_of(master, "wait");
+    const long waits_before = master.calls_of("wait");
     {
       stopped_replica stopped(replica);
       CHECK(lock.try_lock(ec));
@@ -157,7 +149,7 @@ TEST_CASE("replica sync: the replica stopped, an acquire is undone and tried aga
       lock.unlock(ec);
       CHECK_FALSE(ec);
     }
-    CHECK(calls_of(master, "wait") == waits_before);
+    CHECK(master.calls_of("wait") == waits_before);
   }
   SUBCASE("the replica comes back during the retries: taken") {
     deadbolt::config cfg = synced_config(master);
@@ -172,12 +164,12 @@ TEST_CASE("replica sync: the replica stopped, an acquire is undone and tried aga
       replica.resume();
     });
     std::error_code ec;
-    const long scripts_before = calls_of(master, "evalsha");
+    const long scripts_before = master.calls_of("evalsha");
     const bool taken = lock.try_lock(ec);
     resume.join();
     CHECK(taken);
     CHECK_FALSE(ec);
-    CHECK(calls_of(master, "evalsha") - scripts_before >= 3);  // at least one try undone
+    CHECK(master.calls_of("evalsha") - scripts_before >= 3);  // at least one try undone
     CHECK(master.cli("hlen " + name) == "1");
     lock.unlock(ec);
     CHECK_FALSE(ec);
@@ -193,14 +185,14 @@ TEST_CASE("replica sync: an unlock the replica did not acknowledge is sent again
   auto lock = bc.lock(name);
   std::error_code ec;
   REQUIRE(lock.try_lock(ec));
-  const long scripts_before = calls_of(master, "evalsha");
+  const long scripts_before = master.calls_of("evalsha");
   {
     stopped_replica stopped(replica);
     lock.unlock(ec);
     CHECK(ec == errc::replicas_not_synced);
     CHECK(master.cli("exists " + name) == "0");
   }
-  CHECK(calls_of(master, "evalsha") - scripts_before == 3);  // the unlock and its two resends (one latch)
+  CHECK(master.calls_of("evalsha") - scripts_before == 3);  // the unlock and its two resends (one latch)
   synced(master, replica);
   CHECK(lock.try_lock(ec));  // released for good: the hold table let it go too
   CHECK_FALSE(ec);

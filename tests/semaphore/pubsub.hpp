@@ -31,15 +31,7 @@ inline bool subscribers_reach(const redis_server& redis, const std::string& chan
 inline bool scripts_settle(const redis_server& redis, long at_least,
                            std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
   const auto end = std::chrono::steady_clock::now() + limit;
-  const auto script_calls = [&] {
-    long total = 0;
-    const std::string stats = redis.cli("info commandstats");
-    for (const char* name : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="}) {
-      const auto at = stats.find(name);
-      if (at != std::string::npos) total += std::stol(stats.substr(at + std::char_traits<char>::length(name)));
-    }
-    return total;
-  };
+  const auto script_calls = [&] { return redis.calls_of("eval") + redis.calls_of("evalsha"); };
   long last = -1;
   int unchanged = 0;
   while (std::chrono::steady_clock::now() < end) {

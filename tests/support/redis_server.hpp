@@ -47,6 +47,13 @@ class redis_server {
     while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
     return out;
   }
+  /// How many times the server ran `command` (lower case) since it started: INFO commandstats.
+  long calls_of(const std::string& command) const {
+    const std::string stats = cli("info commandstats");
+    const std::string key = "cmdstat_" + command + ":calls=";
+    const auto at = stats.find(key);
+    return at == std::string::npos ? 0 : std::stol(stats.substr(at + key.size()));
+  }
 
   int pid() const {
     std::ifstream in(dir_ + "/redis.pid");
