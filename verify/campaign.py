@@ -176,6 +176,8 @@ def tolerated_of(scenario):
 
 
 def as_expected(scenario, result):
+    if any(v["check"] == "progress" for v in result["violations"]):
+        return False  # a workload that did nothing cannot show what it is expected to show
     if scenario in EXPECTED_UNSAFE:
         return not result["valid"]
     tolerated = tolerated_of(scenario)
@@ -307,6 +309,11 @@ def run_scenario(scenario, deadbolt, out, seconds, clients, library_client=None)
                        getattr(NEMESES.get(nemesis_name), "liveness_tolerance_ms", 0),
                        LIBRARY_LIVENESS_TOLERANCE_MS if workload in LIBRARY_WORKLOADS else 0)
     result = checker.check(checker.load(path), tolerance_ms, bound_ms if nemesis else None)
+    if result["figures"]["holds"] == 0:  # a run that was granted nothing proves nothing
+        result["violations"].append(checker.violation(
+            "progress", f"no hold was granted in the whole run ({result['figures']['acquires']} acquires)"))
+        result["figures"]["violations"] += 1
+        result["valid"] = False
     result["liveness_tolerance_ms"] = tolerance_ms
     result["recovery_bound_ms"] = bound_ms if nemesis else None
     result["scenario"] = scenario

@@ -50,6 +50,9 @@ Checks (each a function below; each returns the violations it proves):
                     writer overlaps no one (mutual exclusion's rules otherwise: leases, unsafe windows)
   fair order        a fair lock (`kind` "fair"), in a history without faults: a waiter that asked more
                     than 100 ms before another is granted before it
+  progress          each client that was granted holds reached the resource (a read, write or work
+                    step) under at least one of them (a wrapped command that dies before its work
+                    every time overlaps nothing, writes nothing, and would pass every other check)
 
 Only what the history proves is a violation: a bound that is not known exactly is taken in the
 direction that excuses (a lease deadline is a lower bound of the server's expiry; a grant happened
@@ -451,6 +454,21 @@ def check_replica_sync(events):
     return violations
 
 
+def check_progress(holds):
+    """Every client process that was granted holds reached the resource under at least one of them.
+    (Whether a run was granted anything at all is the campaign's question: a history of waiters that
+    all gave up in time is valid.)"""
+    violations, per_process = [], {}
+    for h in holds.values():
+        if h.granted:
+            per_process.setdefault(h.process, []).append(h)
+    for process, its in sorted(per_process.items()):
+        if not any(e["f"] in ("read", "write", "work") for h in its for e in h.events):
+            violations.append(violation("progress", f"{process} was granted {len(its)} holds and reached the "
+                                        "resource under none of them", its[0].granted))
+    return violations
+
+
 def percentile(values, p):
     if not values:
         return None
@@ -530,6 +548,7 @@ def check(events, tolerance_ms=1000, recovery_bound_ms=None):
     heal_list = recoveries(events, grants)
     if recovery_bound_ms is not None:
         violations += check_recovery(heal_list, recovery_bound_ms)
+    violations += check_progress(holds)
     # Unavailability: the longest stretch without a grant that a fault began in (from the last grant
     # before the fault's start to the first grant after it; a run without faults has none).
     starts = [e["time"] for e in events if e.get("process") == "nemesis" and e["f"] == "start"]

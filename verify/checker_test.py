@@ -454,6 +454,26 @@ class OtherKinds(unittest.TestCase):
         self.assertEqual(len(result["unsafe_windows"]), 1)
 
 
+class Progress(unittest.TestCase):
+    """A client whose holds never reach the resource (its command dies first, every time) passes
+    every other check: nothing overlaps, nothing is written."""
+
+    def test_client_granted_holds_that_never_reached_the_resource(self):
+        h = History().increment("c1.1", 0, 1, 0)
+        for i, t in enumerate((100, 200, 300)):
+            h.acquire(f"c2.{i + 1}", t, t + 1, 2 + i)
+            h.event(t + 5, "invoke", "release", f"c2.{i + 1}")
+        h.final(400, 1)
+        result = h.check()
+        self.assertEqual(checks_failed(result), ["progress"])
+        self.assertIn("c2 was granted 3 holds and reached the resource under none", result["violations"][0]["message"])
+
+    def test_one_hold_that_reached_the_resource_is_enough(self):
+        h = History().acquire("c1.1", 0, 1, 1).event(5, "invoke", "release", "c1.1")
+        h.increment("c1.2", 100, 2, 0).final(200, 1)
+        self.assertEqual(h.check()["violations"], [])
+
+
 class CommandLine(unittest.TestCase):
     def test_exit_status_says_whether_the_history_is_valid(self):
         import json

@@ -49,6 +49,7 @@ void semaphore_worker(const workload_options& o, int w, deadbolt::blocking_clien
     }
     hold_event(o, "ok", "acquire", hold, name).emit();
     pause(random, o.work);
+    hold_event(o, "ok", "work", hold, name).emit();  // the permit was used (the checker's progress)
     hold_event(o, "invoke", "release", hold, name).emit();
     semaphore.release(1, ec);
     event released = hold_event(o, ec ? "fail" : "ok", "unlock", hold, name);
