@@ -45,6 +45,7 @@ struct cluster_topology::node final : redirect_handler, connection_listener {
   cluster_topology& owner;
   std::uint16_t index;
   std::shared_ptr<connection> commands;
+  static_addresses* addresses = nullptr;  // the connection's, which names the node's replicas
   bool started = false;
 };
 
@@ -164,7 +165,11 @@ void cluster_topology::perform(cluster_routing::action& a) {
     case kind::replace_subscriptions:
       if (subs_) subs_->replace();
       break;
-    case kind::layout_read: log_layout(a.node); break;
+    case kind::layout_read:
+      // Before the requests that waited for the layout are sent: their replica sync counts on it.
+      name_replicas();
+      log_layout(a.node);
+      break;
     case kind::no_layout:
       observe_.log(log_level::warning, "no seed tells the cluster's layout (", routing_.refusal(),
                    "): is it a cluster, and may this user run CLUSTER SHARDS or CLUSTER SLOTS?");
@@ -190,9 +195,10 @@ void cluster_topology::open_node(std::uint16_t index) {
     old->set_redirect_handler(nullptr);
     asio::post(executor_, [old] { old->stop(); });
   }
-  n.commands = std::make_shared<connection>(
-      executor_, ep_, std::make_unique<static_addresses>(std::vector<server_address>{routing_.address(index)}), cfg_,
-      connection::role::command);
+  auto addresses = std::make_unique<static_addresses>(std::vector<server_address>{routing_.address(index)});
+  addresses->name_replicas(replicas_of(index));
+  n.addresses = addresses.get();
+  n.commands = std::make_shared<connection>(executor_, ep_, std::move(addresses), cfg_, connection::role::command);
   n.commands->set_redirect_handler(&n);
   n.commands->set_listener(&n);
   n.started = false;
@@ -255,6 +261,21 @@ void cluster_topology::log_layout(std::uint16_t from) {
   const server_address& where = routing_.address(from);
   observe_.log(log_level::info, "cluster: layout from ", where.host, ":", where.port, ": ", now);
   logged_layout_ = std::move(now);
+}
+
+void cluster_topology::name_replicas() {
+  for (auto& n : nodes_) {
+    if (n->addresses->name_replicas(replicas_of(n->index)) && n->started) n->commands->replicas_renamed();
+  }
+}
+
+const std::vector<server_address>& cluster_topology::replicas_of(std::uint16_t index) const {
+  static const std::vector<server_address> none;
+  const server_address& where = routing_.address(index);
+  for (const shard_owner& shard : routing_.layout()) {
+    if (shard.master == where) return shard.replicas;
+  }
+  return none;
 }
 
 subscriber& cluster_topology::subscriber_for(std::string_view) {

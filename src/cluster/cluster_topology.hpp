@@ -66,6 +66,9 @@ class cluster_topology final : public topology, private channel_router, private 
   void arm_tick(std::int64_t delay_ms);
   void arm_probe_timer(std::int64_t delay_ms, std::uint64_t probe);
   void log_layout(std::uint16_t from);
+  /// Tells each node's connection the replicas the layout names for it (replica sync expects them).
+  void name_replicas();
+  const std::vector<server_address>& replicas_of(std::uint16_t index) const;
   /// A node's connection dropped (or could not be made): its unsent requests go back to the routing.
   void node_lost(node& n);
 

@@ -43,6 +43,12 @@ bool make_address(std::string_view host, std::int64_t port, std::string_view rep
   return true;
 }
 
+bool failed(const reply* health) { return health && (health->text == "fail" || health->text == "failed"); }
+
+void add_replica(std::vector<server_address>& replicas, server_address where) {
+  if (std::find(replicas.begin(), replicas.end(), where) == replicas.end()) replicas.push_back(std::move(where));
+}
+
 }  // namespace
 
 std::error_code parse_cluster_shards(const reply& r, std::string_view replying_host, std::vector<shard_owner>& out) {
@@ -65,14 +71,25 @@ std::error_code parse_cluster_shards(const reply& r, std::string_view replying_h
     bool found = false;
     for (const reply& node : nodes->elements) {
       const reply* role = field(node, "role");
-      const reply* health = field(node, "health");
-      if (!role || role->text != "master" || (health && health->text == "failed")) continue;
-      const reply* endpoint = field(node, "endpoint");
-      if (!endpoint) endpoint = field(node, "ip");
+      if (!role || failed(field(node, "health"))) continue;
+      const bool master = role->text == "master";
+      if (master && found) continue;
+      // A master by the address clients use; a replica by the one its master's ROLE lists.
+      const reply* endpoint = field(node, master ? "endpoint" : "ip");
+      if (!endpoint) endpoint = field(node, master ? "ip" : "endpoint");
       const reply* port = field(node, "port");
-      if (!endpoint || !port || !port->as_int()) return errc::protocol_error;
-      found = make_address(endpoint->text, *port->as_int(), replying_host, owner.master);
-      break;
+      if (!endpoint || !port || !port->as_int()) {
+        if (master) return errc::protocol_error;
+        continue;  // no address to ask it at: nothing to expect of it
+      }
+      server_address where;
+      if (!make_address(endpoint->text, *port->as_int(), replying_host, where)) continue;
+      if (master) {
+        owner.master = std::move(where);
+        found = true;
+      } else {
+        add_replica(owner.replicas, std::move(where));
+      }
     }
     if (!found) continue;
     out.push_back(std::move(owner));
@@ -98,10 +115,19 @@ std::error_code parse_cluster_slots(const reply& r, std::string_view replying_ho
     if (!make_address(master.elements[0].text, *master.elements[1].as_int(), replying_host, where)) continue;
     auto same = std::find_if(out.begin(), out.end(), [&](const shard_owner& s) { return s.master == where; });
     if (same == out.end()) {
-      out.push_back(shard_owner{std::move(where), {}});
+      out.push_back(shard_owner{std::move(where), {}, {}});
       same = out.end() - 1;
     }
     same->ranges.emplace_back(first, last);
+    for (std::size_t i = 3; i < range.elements.size(); ++i) {  // the replicas: [host, port, id, ...] each
+      const reply& replica = range.elements[i];
+      if (replica.type != resp::type::array || replica.elements.size() < 2 || !replica.elements[1].as_int()) {
+        return errc::protocol_error;
+      }
+      if (make_address(replica.elements[0].text, *replica.elements[1].as_int(), replying_host, where)) {
+        add_replica(same->replicas, std::move(where));
+      }
+    }
   }
   return {};
 }

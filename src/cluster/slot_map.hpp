@@ -15,10 +15,12 @@
 
 namespace deadbolt::detail {
 
-/// One master and the slot ranges it serves (inclusive).
+/// One master, the slot ranges it serves (inclusive), and its replicas that the replying node does not
+/// think failed (replica sync expects the master to list them: pipeline/replica_roster.hpp).
 struct shard_owner {
   server_address master;
   std::vector<std::pair<std::uint16_t, std::uint16_t>> ranges;
+  std::vector<server_address> replicas;
 };
 
 /// "127.0.0.1:7001 slots 0-5460, 127.0.0.1:7002 slots 5461-10922, ..." in slot order, for log lines
@@ -26,11 +28,12 @@ struct shard_owner {
 std::string describe_layout(const std::vector<shard_owner>& shards);
 
 /// The masters in a CLUSTER SHARDS reply (RESP2 or RESP3), skipping shards without slots or without a
-/// reachable master (health "failed", endpoint "?"). An empty endpoint means `replying_host`.
-/// errc::protocol_error when the reply has another shape.
+/// reachable master (health "fail", which the documentation spells "failed"; endpoint "?"). An empty
+/// endpoint means `replying_host`. A replica is named by its "ip" (as its master's ROLE lists it),
+/// else its endpoint. errc::protocol_error when the reply has another shape.
 std::error_code parse_cluster_shards(const reply& r, std::string_view replying_host, std::vector<shard_owner>& out);
 
-/// The same from a CLUSTER SLOTS reply.
+/// The same from a CLUSTER SLOTS reply (which leaves failed replicas out itself).
 std::error_code parse_cluster_slots(const reply& r, std::string_view replying_host, std::vector<shard_owner>& out);
 
 class slot_table {

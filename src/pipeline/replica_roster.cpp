@@ -45,12 +45,16 @@ void replica_roster::expect(const std::vector<server_address>& replicas) {
       if (free.used) continue;
       free.host.assign(r.host);
       free.port = r.port;
-      free.state = standing::listed;
+      // Expected after the server's listing was read (a cluster's layout comes after the seed's
+      // login): that listing did not name it, so it is asked like one that left.
+      free.state = tracking_ ? standing::left : standing::listed;
+      free.asked_ns = 0;
       free.used = true;
       free.expected_only = true;
       break;
     }
   }
+  judge();
 }
 
 void replica_roster::listed(const role_reader& role) {

@@ -16,9 +16,9 @@
 //
 // Known by address (as the master lists it), for the first `capacity` replicas; kept across the
 // connection's reconnects to the same server, cleared for another one (the connection says). Under
-// Sentinel the replicas the sentinel named with the master are expected too (expect()), so that a new
-// connection to the old master in a failover's first second, which never saw the promoted replica
-// listed, misses it all the same. No I/O,
+// Sentinel the replicas the sentinel named with the master are expected too (expect()), and on a
+// Cluster those the layout names, so that a new connection to the old master in a failover's first
+// second, which never saw the promoted replica listed, misses it all the same. No I/O,
 // no clock: the connection asks the replicas and passes the time. Tested without sockets
 // (tests/core/replica_roster_test.cpp).
 #pragma once
@@ -78,6 +78,7 @@ class replica_roster {
   /// Replicas the server should have, from elsewhere (the sentinels that named it): followed as if
   /// the server had listed them, so that the next listing without one of them makes it ask. A
   /// connection made in a failover's first second knows the replica just promoted only this way.
+  /// One expected after the server's listing was read, which did not name it, is asked at once.
   void expect(const std::vector<server_address>& replicas);
   /// ROLE answered on this connection's server (at login, before or after a WAIT). An error reply
   /// tells nothing; a role other than master makes every acknowledgement worthless until a master's

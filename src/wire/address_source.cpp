@@ -22,6 +22,12 @@ void static_addresses::next(address_sink& sink) {
   sink.on_address({}, where);
 }
 
+bool static_addresses::name_replicas(const std::vector<server_address>& replicas) {
+  if (replicas == replicas_) return false;
+  replicas_ = replicas;
+  return true;
+}
+
 server_address address_of(const endpoint& ep) {
   server_address where;
   if (ep.kind == endpoint::transport::unix_socket) {

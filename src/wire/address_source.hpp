@@ -45,9 +45,14 @@ class static_addresses final : public address_source {
 
   void next(address_sink& sink) override;
   void cancel() noexcept override {}
+  const std::vector<server_address>& replicas_named() const noexcept override { return replicas_; }
+  /// The replicas of the list's server as someone else knows them (a cluster node: the layout's); for a
+  /// list of one server. True when they changed.
+  bool name_replicas(const std::vector<server_address>& replicas);
 
  private:
   std::vector<server_address> list_;
+  std::vector<server_address> replicas_;
   std::size_t turn_ = 0;
 };
 

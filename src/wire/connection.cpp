@@ -608,6 +608,13 @@ void connection::roster_server(const server_address& server) {
   if (replica_check_) replica_check_->stop();
 }
 
+void connection::replicas_renamed() {
+  // Not logged in to this server yet: the login's ROLE step expects them.
+  if (roster_of_.port == 0 || !(roster_of_ == session_.address())) return;
+  pipeline_.replicas().roster().expect(addresses_->replicas_named());
+  ask_departed_replica();
+}
+
 void connection::ask_departed_replica() {
   replica_roster& roster = pipeline_.replicas().roster();
   if (roster.trusted() || (replica_check_ && replica_check_->busy()) || session_.stopped()) return;

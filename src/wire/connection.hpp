@@ -76,6 +76,10 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   /// address source anew, even if it was waiting out a backoff.
   void reconnect_now(std::error_code why);
 
+  /// The address source names other replicas now (a cluster's new layout): replica sync expects them
+  /// of the server this connection is logged in to, and asks at once after one its listing lacked.
+  void replicas_renamed();
+
   void set_listener(connection_listener* l) noexcept { listener_ = l; }
   void set_push_handler(push_handler* h) noexcept { push_ = h; }
   /// Cluster: redirections go to `h` (see pipeline::set_redirect_handler).

@@ -142,6 +142,54 @@ TEST_CASE("the slot map from CLUSTER SHARDS: RESP3 maps and RESP2 arrays, master
   }
 }
 
+TEST_CASE("the slot map names each master's replicas: by the address its ROLE lists, failed ones left out") {
+  // RESP2, as redis-server 7 answers: the master, a replica whose preferred endpoint is not its ip
+  // (cluster-preferred-endpoint-type), one the replying node thinks failed (the server's own word is
+  // "fail"), one without a port it could be asked at (TLS only), and the master's replica listed twice.
+  const auto node = [](const char* port_field, int port, const char* ip, const char* endpoint, const char* role,
+                       const char* health) {
+    return "*10\r\n" + bulk(port_field) + ":" + std::to_string(port) + "\r\n" + bulk("ip") + bulk(ip) +
+           bulk("endpoint") + bulk(endpoint) + bulk("role") + bulk(role) + bulk("health") + bulk(health);
+  };
+  std::string bytes = "*1\r\n*4\r\n" + bulk("slots") + "*2\r\n:0\r\n:16383\r\n" + bulk("nodes") + "*6\r\n" +
+                      node("port", 7003, "127.0.0.3", "127.0.0.1", "replica", "online") +
+                      node("port", 7000, "127.0.0.9", "127.0.0.1", "master", "online") +
+                      node("port", 7004, "127.0.0.1", "127.0.0.1", "replica", "fail") +
+                      node("tls-port", 7005, "127.0.0.1", "127.0.0.1", "replica", "online") +
+                      node("port", 7006, "127.0.0.1", "127.0.0.1", "replica", "loading") +
+                      node("port", 7003, "127.0.0.3", "127.0.0.1", "replica", "online");
+  std::vector<detail::shard_owner> shards;
+  REQUIRE_FALSE(detail::parse_cluster_shards(parse(bytes), "", shards));
+  REQUIRE(shards.size() == 1);
+  CHECK(shards[0].master.host == "127.0.0.1");  // a master by its endpoint: where clients go
+  REQUIRE(shards[0].replicas.size() == 2);
+  CHECK(shards[0].replicas[0].host == "127.0.0.3");  // a replica by its ip: what its master's ROLE lists
+  CHECK(shards[0].replicas[0].port == 7003);
+  CHECK(shards[0].replicas[1].port == 7006);  // loading (a full sync): up, and expected
+
+  // A failed master, in the server's own spelling, is no master: its promoted replica is.
+  bytes = "*1\r\n*4\r\n" + bulk("slots") + "*2\r\n:0\r\n:16383\r\n" + bulk("nodes") + "*2\r\n" +
+          node("port", 7000, "127.0.0.1", "127.0.0.1", "master", "fail") +
+          node("port", 7003, "127.0.0.1", "127.0.0.1", "master", "online");
+  REQUIRE_FALSE(detail::parse_cluster_shards(parse(bytes), "", shards));
+  REQUIRE(shards.size() == 1);
+  CHECK(shards[0].master.port == 7003);
+  CHECK(shards[0].replicas.empty());
+
+  // CLUSTER SLOTS lists each range's replicas after its master (failed ones it leaves out itself).
+  bytes = "*2\r\n*5\r\n:0\r\n:5460\r\n*3\r\n" + bulk("127.0.0.1") + ":7000\r\n" + bulk("a1") + "*3\r\n" +
+          bulk("127.0.0.1") + ":7003\r\n" + bulk("a2") + "*3\r\n" + bulk("") + ":7006\r\n" + bulk("a3");
+  bytes += "*4\r\n:5461\r\n:16383\r\n*3\r\n" + bulk("127.0.0.1") + ":7000\r\n" + bulk("a1") + "*3\r\n" +
+           bulk("127.0.0.1") + ":7003\r\n" + bulk("a2");
+  REQUIRE_FALSE(detail::parse_cluster_slots(parse(bytes), "127.0.0.2", shards));
+  REQUIRE(shards.size() == 1);
+  REQUIRE(shards[0].replicas.size() == 2);
+  CHECK(shards[0].replicas[0].port == 7003);
+  CHECK(shards[0].replicas[1].host == "127.0.0.2");  // an empty host: the node that answered
+  CHECK(detail::parse_cluster_slots(parse("*1\r\n*4\r\n:0\r\n:1\r\n*2\r\n" + bulk("127.0.0.1") + ":7000\r\n:5\r\n"),
+                                    "", shards) == errc::protocol_error);  // a replica that is no address
+}
+
 TEST_CASE("the slot map from CLUSTER SLOTS, for servers before Redis 7") {
   std::string bytes = "*3\r\n";
   bytes += "*4\r\n:0\r\n:5460\r\n*3\r\n" + bulk("127.0.0.1") + ":7000\r\n" + bulk("a1") + "*3\r\n" +

@@ -180,6 +180,30 @@ TEST_CASE("replica_roster: replicas named elsewhere (the sentinels) are expected
   CHECK(roster.trusted());
 }
 
+TEST_CASE("replica_roster: a replica named after the master's listing was read (a cluster's layout) is asked at once") {
+  detail::replica_roster roster;
+  list(roster, {});  // a seed's login: its ROLE lists no replica (the one it had was just promoted)
+  CHECK(roster.trusted());
+  CHECK(roster.ask_due(0) == nullptr);
+  std::vector<detail::server_address> named(1);
+  named[0].host = "127.0.0.1";
+  named[0].port = 7003;
+  roster.expect(named);  // then the layout, read on that connection, names it as the master's replica
+  CHECK_FALSE(roster.trusted());
+  const auto* asked = roster.ask_due(0);
+  REQUIRE(asked != nullptr);
+  CHECK(asked->port == 7003);
+  CHECK(asked->expected_only);
+  roster.answered("127.0.0.1", 7003, true, 0);  // a master now: promoted
+  CHECK_FALSE(roster.trusted());
+  roster.expect(named);  // the next layout names it again: nothing changes
+  CHECK(roster.ask_due(second / 2) == nullptr);
+  list(roster, {7003});  // listed by the master again (the failover was aborted): it counts
+  CHECK(roster.trusted());
+  roster.expect(named);  // and named once more while listed: nothing to ask
+  CHECK(roster.trusted());
+}
+
 TEST_CASE("promoted_from: a replica promoted from this master continued its history; this master's own predecessor did not") {
   const auto info = [](const char* role, const char* replid, const char* replid2) {
     return detail::parse_replication_info(std::string("# Replication\r\nrole:") + role +
