@@ -8,6 +8,7 @@
 
 #include "deadbolt/deadbolt.hpp"
 #include "deadbolt/port/asio.hpp"
+#include "exit_codes.hpp"
 #include "options.hpp"
 
 namespace deadbolt::cli {
@@ -63,6 +64,38 @@ class connector {
   const options& o_;
   std::chrono::steady_clock::time_point started_;
   bool done_ = false;
+};
+
+/// What a one-shot subcommand (status, unlock, list) runs on: its own event loop and client, connected
+/// within --connect-timeout. run(work) calls work() once connected and returns when the client has
+/// been shut down by finish(code), with that code (or with the connection's exit code).
+class one_shot {
+ public:
+  explicit one_shot(const options& o) : client(io.get_executor(), make_config(o)), o_(o), connector_(io, client, o) {}
+
+  template <typename Work>
+  int run(Work work) {
+    connector_.start(o_.connect_timeout, [this, work](int code) {
+      if (code != 0) return finish(code);
+      work();
+    });
+    io.run();
+    return code_;
+  }
+
+  /// Ends the command with `code`: the client shuts down, and run() returns once it has.
+  void finish(int code) {
+    code_ = code;
+    client.shutdown();
+  }
+
+  asio::io_context io;
+  deadbolt::client client;
+
+ private:
+  const options& o_;
+  connector connector_;
+  int code_ = exit_failure;
 };
 
 }  // namespace deadbolt::cli

@@ -50,15 +50,10 @@ std::string node_url(const std::string& url, const std::string& host, const std:
 
 class lister {
  public:
-  explicit lister(const options& o) : o_(o), client_(io_.get_executor(), make_config(o)), connector_(io_, client_, o) {}
+  explicit lister(const options& o) : o_(o), session_(o) {}
 
   int run() {
-    connector_.start(o_.connect_timeout, [this](int code) {
-      if (code != 0) return finish(code);
-      find_nodes();
-    });
-    io_.run();
-    return code_;
+    return session_.run([this] { find_nodes(); });
   }
 
  private:
@@ -67,10 +62,10 @@ class lister {
     deadbolt::endpoint ep;
     (void)deadbolt::parse_url(o_.url, ep);
     if (!ep.is_cluster()) {
-      scanners_.push_back(&client_);
+      scanners_.push_back(&session_.client);
       return scan(0, "0", 0);
     }
-    client_.async_command({"CLUSTER", "SLOTS"}, [this, ep](std::error_code ec, deadbolt::reply r) {
+    session_.client.async_command({"CLUSTER", "SLOTS"}, [this, ep](std::error_code ec, deadbolt::reply r) {
       if (ec) return finish(report_error(o_, ec, "cannot read the cluster's layout"));
       std::set<std::pair<std::string, std::string>> masters;
       for (const auto& range : r.elements) {
@@ -82,7 +77,7 @@ class lister {
       for (const auto& [host, port] : masters) {
         options one = o_;
         one.url = node_url(o_.url, host, port);
-        node_clients_.push_back(std::make_unique<deadbolt::client>(io_.get_executor(), make_config(one)));
+        node_clients_.push_back(std::make_unique<deadbolt::client>(session_.io.get_executor(), make_config(one)));
         scanners_.push_back(node_clients_.back().get());
       }
       if (scanners_.empty()) return finish(report_error(o_, deadbolt::errc::cluster_down, "cannot read the cluster's layout"));
@@ -125,7 +120,7 @@ class lister {
     if (names_.empty()) return print();
     const std::string name = *names_.begin();
     names_.erase(names_.begin());
-    read_lock_state(client_, name, [this, name](std::error_code ec, lock_state state) {
+    read_lock_state(session_.client, name, [this, name](std::error_code ec, lock_state state) {
       if (ec) return finish(report_error(o_, ec, "cannot read " + name));
       const auto kind = state.object.kind;
       if (kind != deadbolt::object_kind::none && kind != deadbolt::object_kind::other) {
@@ -154,21 +149,17 @@ class lister {
   }
 
   void finish(int code) {
-    code_ = code;
     for (auto& c : node_clients_) c->shutdown();
-    client_.shutdown();
+    session_.finish(code);
   }
 
   const options& o_;
-  asio::io_context io_;
-  deadbolt::client client_;
-  connector connector_;
+  one_shot session_;
   std::vector<std::unique_ptr<deadbolt::client>> node_clients_;  // a cluster's masters, to scan
   std::vector<deadbolt::client*> scanners_;
   std::set<std::string> names_;
   bool truncated_ = false;
   std::vector<std::pair<std::string, lock_state>> found_;
-  int code_ = exit_failure;
 };
 
 }  // namespace

@@ -15,20 +15,15 @@ namespace {
 
 class status_query {
  public:
-  explicit status_query(const options& o) : o_(o), client_(io_.get_executor(), make_config(o)), connector_(io_, client_, o) {}
+  explicit status_query(const options& o) : o_(o), session_(o) {}
 
   int run() {
-    connector_.start(o_.connect_timeout, [this](int code) {
-      if (code != 0) return finish(code);
-      inspect();
-    });
-    io_.run();
-    return code_;
+    return session_.run([this] { inspect(); });
   }
 
  private:
   void inspect() {
-    read_lock_state(client_, o_.name, [this](std::error_code ec, lock_state state) {
+    read_lock_state(session_.client, o_.name, [this](std::error_code ec, lock_state state) {
       if (ec) return finish(report_error(o_, ec, "cannot read " + o_.name));
       state_ = std::move(state);
       print();
@@ -43,17 +38,11 @@ class status_query {
     finish(o.locked() || o.permit_count > 0 ? exit_ok : exit_not_held);
   }
 
-  void finish(int code) {
-    code_ = code;
-    client_.shutdown();
-  }
+  void finish(int code) { session_.finish(code); }
 
   const options& o_;
-  asio::io_context io_;
-  deadbolt::client client_;
-  connector connector_;
+  one_shot session_;
   lock_state state_;
-  int code_ = exit_failure;
 };
 
 }  // namespace

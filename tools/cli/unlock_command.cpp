@@ -16,20 +16,15 @@ namespace {
 
 class unlocker {
  public:
-  explicit unlocker(const options& o) : o_(o), client_(io_.get_executor(), make_config(o)), connector_(io_, client_, o) {}
+  explicit unlocker(const options& o) : o_(o), session_(o) {}
 
   int run() {
-    connector_.start(o_.connect_timeout, [this](int code) {
-      if (code != 0) return finish(code);
-      inspect();
-    });
-    io_.run();
-    return code_;
+    return session_.run([this] { inspect(); });
   }
 
  private:
   void inspect() {
-    client_.async_inspect(o_.name, [this](std::error_code ec, deadbolt::object_info info) {
+    session_.client.async_inspect(o_.name, [this](std::error_code ec, deadbolt::object_info info) {
       if (ec) return failed(ec);
       if (info.kind == deadbolt::object_kind::none) return done("deadbolt: " + o_.name + " was not locked", exit_ok);
       switch (info.kind) {
@@ -56,13 +51,13 @@ class unlocker {
       if (queued == 0) return done(message, exit_ok);
       clear_fair_queue(message);
     };
-    if (info.mode == "read") return client_.read_write_lock(o_.name).read().async_force_unlock(released);
-    if (info.mode == "write") return client_.read_write_lock(o_.name).write().async_force_unlock(released);
-    if (info.kind == deadbolt::object_kind::fair_lock) return client_.fair_lock(o_.name).async_force_unlock(released);
+    if (info.mode == "read") return session_.client.read_write_lock(o_.name).read().async_force_unlock(released);
+    if (info.mode == "write") return session_.client.read_write_lock(o_.name).write().async_force_unlock(released);
+    if (info.kind == deadbolt::object_kind::fair_lock) return session_.client.fair_lock(o_.name).async_force_unlock(released);
     // A spin lock's waiters poll: a plain DEL, with no channel to publish on (an ACL user of a spin lock
     // has none, docs/acl.md).
-    if (o_.mode == lock_mode::spin) return client_.spin_lock(o_.name).async_force_unlock(released);
-    client_.lock(o_.name).async_force_unlock(released);
+    if (o_.mode == lock_mode::spin) return session_.client.spin_lock(o_.name).async_force_unlock(released);
+    session_.client.lock(o_.name).async_force_unlock(released);
   }
 
   // A fair lock's waiters: one that died (SIGKILL, a crash) keeps its place for minutes (Redisson's
@@ -80,7 +75,7 @@ class unlocker {
         "  redis.pcall('spublish', ARGV[1] .. ':' .. w, '0')\n"
         "end\n"
         "return #waiters\n";
-    client_.async_command({"EVAL", script, "2", deadbolt::prefix_name("redisson_lock_queue", o_.name),
+    session_.client.async_command({"EVAL", script, "2", deadbolt::prefix_name("redisson_lock_queue", o_.name),
                            deadbolt::prefix_name("redisson_lock_timeout", o_.name),
                            deadbolt::prefix_name("redisson_lock__channel", o_.name)},
                           [this, released](std::error_code ec, deadbolt::reply r) {
@@ -103,7 +98,7 @@ class unlocker {
       return refuse("it holds a number, a semaphore's or a latch's: say --semaphore or --latch");
     }
     if (o_.releases == unlock_kind::latch) {
-      return client_.count_down_latch(o_.name).async_delete([this](std::error_code ec, bool) {
+      return session_.client.count_down_latch(o_.name).async_delete([this](std::error_code ec, bool) {
         if (ec) return failed(ec);
         done("deadbolt: released latch " + o_.name + " (deleted; its waiters go on)", exit_ok);
       });
@@ -117,7 +112,7 @@ class unlocker {
 
   // A permit-expirable semaphore: release the named permit, or take back the expired ones.
   void expirable() {
-    auto sem = client_.expirable_semaphore(o_.name);
+    auto sem = session_.client.expirable_semaphore(o_.name);
     if (o_.permit.empty()) {
       return sem.async_available_permits([this](std::error_code ec, std::int64_t available) {
         if (ec) return failed(ec);
@@ -146,16 +141,10 @@ class unlocker {
     std::printf("%s\n", message.c_str());
     finish(code);
   }
-  void finish(int code) {
-    code_ = code;
-    client_.shutdown();
-  }
+  void finish(int code) { session_.finish(code); }
 
   const options& o_;
-  asio::io_context io_;
-  deadbolt::client client_;
-  connector connector_;
-  int code_ = exit_failure;
+  one_shot session_;
 };
 
 }  // namespace
