@@ -33,7 +33,7 @@ class Cluster:
         for n in range(1, 7):
             node_dir = os.path.join(directory, f"node{n}")
             self.servers.append(RedisServer(
-                f"node{n}", node_dir, port=free_port(below=55535),
+                f"node{n}", node_dir, port=free_port(bus=True),
                 extra=["--cluster-enabled", "yes", "--cluster-config-file", os.path.join(node_dir, "nodes.conf"),
                        "--cluster-node-timeout", "1500", "--repl-diskless-sync-delay", "0"]))
         self.directory = directory

@@ -9,18 +9,30 @@ import subprocess
 from resp import wait_until_up
 
 
-def free_port(below=65535):
-    """A loopback port nobody listens on now (inside the private network namespace, any is free).
-    `below`: a cluster node needs port + 10000 (its bus port) to be a port too."""
+def ephemeral_low():
+    """The first port of the kernel's ephemeral range, from which outgoing connections take theirs."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def free_port(bus=False):
+    """A loopback port nobody listens on now, below the ephemeral range: a client's outgoing
+    connection may take any free port of that range as its own between this check and the server's
+    bind (a campaign lost a scenario so: "Address already in use"). `bus`: a cluster node, whose bus
+    port (port + 10000) must be free and below that range too."""
+    top = ephemeral_low() - 1 - (10000 if bus else 0)
     for _ in range(200):
-        port = random.randint(20000, below)
+        port = random.randint(10000, top)
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-        with socket.socket() as s:  # the bus port too, when asked for one below the top
-            if below < 65535:
+        if bus:
+            with socket.socket() as s:
                 try:
                     s.bind(("127.0.0.1", port + 10000))
                 except OSError:
