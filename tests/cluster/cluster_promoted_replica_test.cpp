@@ -122,6 +122,9 @@ TEST_CASE("a replica promoted behind its old master's back: a grant on the old m
   auto lock = client.lock("promoted-replica-lock");
   std::error_code ec;
   const bool acquired = lock.try_lock(ec);
+  INFO("the old master's CLUSTER NODES:\n" << old_master.cli("cluster nodes") << "\nits CLUSTER SHARDS:\n" << old_master.cli("cluster shards") << "\nits INFO replication:\n"
+       << old_master.cli("info replication") << "\nthe promoted replica's:\n" << replica.cli("info replication")
+       << "\nthe client's log:\n" << logs.joined());
   CHECK_FALSE(acquired);  // before: acquired, on a master whose only replica had left it
   CHECK(ec == deadbolt::errc::replicas_not_synced);
   CHECK(logs.any_contains("is a master now"));

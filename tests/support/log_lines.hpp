@@ -20,6 +20,13 @@ struct log_lines {
       lines.emplace_back(message);
     };
   }
+  /// Every line so far, one a line (for a failed check's message).
+  std::string joined() {
+    std::lock_guard<std::mutex> hold(mutex);
+    std::string out;
+    for (const auto& l : lines) out += l + '\n';
+    return out;
+  }
   bool any_contains(const std::string& words) {
     std::lock_guard<std::mutex> hold(mutex);
     for (const auto& l : lines) {
