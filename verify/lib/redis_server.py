@@ -18,6 +18,9 @@ def ephemeral_low():
         return 32768
 
 
+_handed_out = set()  # ports (and bus ports) given before: a server chosen but not started yet binds none
+
+
 def free_port(bus=False):
     """A loopback port nobody listens on now, below the ephemeral range: a client's outgoing
     connection may take any free port of that range as its own between this check and the server's
@@ -26,6 +29,8 @@ def free_port(bus=False):
     top = ephemeral_low() - 1 - (10000 if bus else 0)
     for _ in range(200):
         port = random.randint(10000, top)
+        if port in _handed_out or (bus and port + 10000 in _handed_out):
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
@@ -37,6 +42,7 @@ def free_port(bus=False):
                     s.bind(("127.0.0.1", port + 10000))
                 except OSError:
                     continue
+        _handed_out.update((port, port + 10000) if bus else (port,))
         return port
     raise RuntimeError("no free loopback port")
 
