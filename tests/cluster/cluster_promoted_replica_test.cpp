@@ -15,27 +15,17 @@
 #include <sstream>
 #include <string>
 #include <system_error>
-#include <thread>
 
 #include "deadbolt/blocking.hpp"
 #include "deadbolt/error.hpp"
 #include "support/log_lines.hpp"
 #include "support/redis_cluster.hpp"
+#include "support/sync.hpp"
 #include "support/tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
 
 namespace cluster_promoted_replica_test {
-
-template <typename Condition>
-bool eventually(Condition condition, std::chrono::milliseconds within) {
-  const auto until = std::chrono::steady_clock::now() + within;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return condition();
-}
 
 // Whether `node`'s CLUSTER NODES shows the node on `port` with bus port `bus` ("ip:port@bus").
 bool knows_bus_port(const deadbolt::test::redis_server& node, std::uint16_t port, std::uint16_t bus) {
@@ -60,6 +50,7 @@ bool lists_no_replica(const deadbolt::test::redis_server& node) {
 }  // namespace cluster_promoted_replica_test
 
 using namespace cluster_promoted_replica_test;
+using deadbolt::test::eventually;
 
 TEST_CASE("a replica promoted behind its old master's back: a grant on the old master is not counted as synced") {
   deadbolt::test::redis_cluster cluster;
@@ -85,26 +76,26 @@ TEST_CASE("a replica promoted behind its old master's back: a grant on the old m
     return;
   }
   const std::string master_id = old_master.cli("cluster myid");
-  REQUIRE(eventually([&] { return replica.cli("cluster replicate " + master_id) == "OK"; }, 15s));
-  REQUIRE(eventually([&] { return old_master.cli("role").find(replica_port) != std::string::npos; }, 15s));
+  REQUIRE(eventually([&] { return replica.cli("cluster replicate " + master_id) == "OK"; }, 15s, 50ms));
+  REQUIRE(eventually([&] { return old_master.cli("role").find(replica_port) != std::string::npos; }, 15s, 50ms));
   REQUIRE(eventually([&] { return replica.cli("info replication").find("master_link_status:up") != std::string::npos; },
-                     15s));
+                     15s, 50ms));
   // Both ends of the handshake done: each knows the other by its id, the master knows its replica.
   REQUIRE(eventually([&] {
     const std::string nodes = old_master.cli("cluster nodes") + replica.cli("cluster nodes");
     return nodes.find("handshake") == std::string::npos && replica_line_says_slave(old_master, replica.port());
-  }, 15s));
+  }, 15s, 50ms));
   REQUIRE(knows_bus_port(old_master, replica.port(), replica_bus.port()));
   // The layout lists a replica only once its master has heard of a replication offset above 0 from it
   // (Redis 7's CLUSTER SLOTS and SHARDS): a write, then its next ping.
   REQUIRE(old_master.cli("set promoted-replica-warmup 1") == "OK");
-  REQUIRE(eventually([&] { return old_master.cli("cluster slots").find(replica_port) != std::string::npos; }, 15s));
+  REQUIRE(eventually([&] { return old_master.cli("cluster slots").find(replica_port) != std::string::npos; }, 15s, 50ms));
   master_bus.freeze();
   replica_bus.freeze();
 
   REQUIRE(replica.cli("cluster failover takeover") == "OK");
-  REQUIRE(eventually([&] { return replica.cli("role").rfind("master", 0) == 0; }, 10s));
-  REQUIRE(eventually([&] { return lists_no_replica(old_master); }, 10s));
+  REQUIRE(eventually([&] { return replica.cli("role").rfind("master", 0) == 0; }, 10s, 50ms));
+  REQUIRE(eventually([&] { return lists_no_replica(old_master); }, 10s, 50ms));
   // The old master has not heard: it owns every slot and still names the promoted node its replica
   // (CLUSTER NODES: "id ip:port@bus slave <master id> ...").
   REQUIRE(old_master.cli("cluster info").find("cluster_slots_assigned:16384") != std::string::npos);
